@@ -1,0 +1,41 @@
+# numasched: NUMA-aware placement for PostgreSQL (PGXS)
+
+EXTENSION = numasched
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
+
+MODULE_big = numasched
+CORE_OBJS = src/ns_cpuset.o src/ns_topology.o src/ns_policy.o
+OBJS = $(CORE_OBJS) src/numasched.o
+DATA = sql/numasched--1.0.sql
+PGFILEDESC = "numasched - NUMA-aware placement of backends and parallel workers"
+
+PG_CPPFLAGS = -Isrc -DNUMASCHED_VERSION='"$(EXTVERSION)"' -Wextra -Wno-unused-parameter \
+	-Wno-missing-field-initializers -Wno-sign-compare
+SHLIB_LINK += -lnuma
+
+# pg_regress on a temporary instance with numasched preloaded
+REGRESS = settings
+REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress.conf
+
+# numasched-plan: the same core, linked without PostgreSQL
+PLAN_OBJS = src/numasched_plan.o src/plan_simulate.o src/plan_bench.o
+EXTRA_CLEAN = numasched-plan $(PLAN_OBJS) tmp_check results regression.diffs regression.out
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+all: numasched-plan
+
+numasched-plan: $(CORE_OBJS) $(PLAN_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
+
+install: install-plan
+uninstall: uninstall-plan
+
+.PHONY: install-plan uninstall-plan
+install-plan: numasched-plan installdirs
+	$(INSTALL_PROGRAM) numasched-plan '$(DESTDIR)$(bindir)/numasched-plan'
+
+uninstall-plan:
+	rm -f '$(DESTDIR)$(bindir)/numasched-plan'

@@ -1,0 +1,140 @@
+/*
+ * ns_policy.h - CPU groups, steal order, placement and rebalance
+ *
+ * Part of the numasched core (no PostgreSQL header).  A plan is what
+ * numasched derives from a topology and the settings: the CPU groups of each
+ * node and every node's steal order.  Loads are kept by the caller (in
+ * PostgreSQL's shared memory, or in the simulator) in flat arrays indexed by
+ * group and node, so that they need no pointer to be shared.
+ */
+#ifndef NS_POLICY_H
+#define NS_POLICY_H
+
+#include "ns_topology.h"
+
+#define NS_MAX_GROUPS_PER_NODE 1024
+
+/* Load is counted in thousandths of a CPU; a new process weighs one CPU. */
+#define NS_CPU_LOAD 1000
+#define NS_DEFAULT_WEIGHT NS_CPU_LOAD
+
+typedef struct ns_group
+{
+	int			node;			/* topology node index */
+	int			ncpus;
+	ns_cpuset	cpus;
+} ns_group;
+
+typedef struct ns_plan
+{
+	const ns_topology *topo;
+	int			ngroups;
+	ns_group   *groups;			/* grouped by node, nodes in id order */
+	/* per topology node index; a node without groups has ngroups 0 */
+	int		   *node_first_group;
+	int		   *node_ngroups;
+	int		   *node_ncpus;
+	/* steal order: node_nsteal[n] nodes at steal[n * nnodes + ...] */
+	int		   *node_nsteal;
+	int		   *steal;
+	/* hops[a * nnodes + b]: 0 same node, 1 nearest distance class, ... */
+	uint8_t    *hops;
+} ns_plan;
+
+/*
+ * Builds the plan.  groups_per_node 0 means one group per LLC domain where
+ * sysfs has them, else one per node.  only_nodes (node ids), if not NULL,
+ * limits the nodes used.  Returns NULL with a message on impossible input.
+ */
+ns_plan    *ns_plan_build(const ns_topology *topo, int groups_per_node,
+						  const ns_cpuset *only_nodes, char *err, size_t errlen);
+void		ns_plan_free(ns_plan *plan);
+
+/* Loads per group and per node, in NS_CPU_LOAD units. */
+typedef struct ns_loads
+{
+	uint32_t   *group;			/* ngroups */
+	uint64_t   *node;			/* topology nnodes */
+	int		   *node_room;		/* groups with room, per node */
+} ns_loads;
+
+/* Allocates zeroed loads for a plan (the simulator and tests use this). */
+bool		ns_loads_alloc(const ns_plan *plan, ns_loads *loads);
+void		ns_loads_free(ns_loads *loads);
+void		ns_loads_reset(const ns_plan *plan, ns_loads *loads);
+void		ns_loads_add(const ns_plan *plan, ns_loads *loads, int group, int64_t delta);
+
+static inline bool
+ns_group_has_room(const ns_plan *plan, const ns_loads *loads, int group)
+{
+	return loads->group[group] < (uint64_t) plan->groups[group].ncpus * NS_CPU_LOAD;
+}
+
+typedef enum ns_parallel_mode
+{
+	NS_PARALLEL_COMPACT,
+	NS_PARALLEL_SPREAD
+} ns_parallel_mode;
+
+typedef struct ns_settings
+{
+	bool		prefer_previous;
+	int			max_steal_distance; /* 0: no limit */
+	ns_parallel_mode parallel;
+	int			imbalance_threshold;	/* percent of one CPU, per CPU */
+	int			max_moves;		/* per rebalance pass */
+	int			cooldown_passes;	/* passes a moved process stays put */
+} ns_settings;
+
+void		ns_settings_default(ns_settings *settings);
+
+typedef struct ns_request
+{
+	bool		parallel_worker;
+	int			home_node;		/* node index, or -1: the least loaded node */
+	int			previous_group; /* -1: none */
+	int			leader_group;	/* parallel workers: the leader's group */
+	int			worker_number;	/* parallel workers: 0, 1, ... */
+} ns_request;
+
+typedef struct ns_placement
+{
+	int			group;
+	int			node;			/* node index */
+	int			home_node;		/* the node the request counted as home */
+	int			hops;			/* 0 home, 1 nearest other class, ... */
+} ns_placement;
+
+/* Chooses a group.  Never fails while the plan has a group. */
+void		ns_place(const ns_plan *plan, const ns_loads *loads,
+					 const ns_settings *settings, const ns_request *request,
+					 ns_placement *result);
+
+/* A placed process as the rebalancer sees it. */
+typedef struct ns_proc
+{
+	int			group;
+	uint32_t	weight;			/* measured recent CPU use, NS_CPU_LOAD units */
+	uint32_t	moved_pass;		/* pass of its last move; 0: never moved */
+	int			keep_node;		/* -1, or a node index it must stay on */
+} ns_proc;
+
+typedef struct ns_move
+{
+	int			proc;
+	int			from_group;
+	int			to_group;
+	int			hops;
+} ns_move;
+
+/*
+ * Proposes at most settings->max_moves moves (and at most max_moves_out)
+ * from the busiest groups to idle groups, nearest nodes first.  "pass" must
+ * grow by one per call and start at 1.  Updates procs[].group and
+ * moved_pass for the moves it proposes.  Returns the number of moves.
+ */
+int			ns_rebalance(const ns_plan *plan, const ns_settings *settings,
+						 ns_proc *procs, int nprocs, uint32_t pass,
+						 ns_move *moves, int max_moves_out);
+
+#endif							/* NS_POLICY_H */

@@ -1,0 +1,369 @@
+/*
+ * numasched_plan.c - numasched-plan: what numasched would do on a machine
+ *
+ *   numasched-plan topology [--sysfs ROOT] [--cpus LIST] [--groups-per-node N] [--json]
+ *   numasched-plan simulate [...]
+ *   numasched-plan bench [...]
+ *
+ * It links the same core as the extension, so what it prints is what the
+ * server would use.  Errors are one line on stderr and exit status 2.
+ */
+#include "plan.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef NUMASCHED_VERSION
+#define NUMASCHED_VERSION "unknown"
+#endif
+
+static const char usage_text[] =
+"numasched-plan shows and tests numasched's placement policy.\n"
+"\n"
+"Usage:\n"
+"  numasched-plan topology [OPTION]... [--json]\n"
+"      the nodes, distances, steal order and CPU groups numasched would use\n"
+"  numasched-plan simulate [OPTION]... [--seed N] [--ticks N] [--sessions N]\n"
+"                          [--workers N] [--parallel-rate PERMILLE]\n"
+"                          [--rebalance-every N] [--json]\n"
+"      replay a seeded synthetic workload through numasched and baselines\n"
+"  numasched-plan bench [OPTION]... [--processes N] [--seed N]\n"
+"      time one placement decision and one rebalance pass\n"
+"\n"
+"Options for every command:\n"
+"  --sysfs ROOT            read the topology below ROOT instead of /sys; then\n"
+"                          only --cpus restricts the CPUs, not our own mask\n"
+"  --cpus LIST             use only these CPUs (a simulated cpuset), e.g. 0-7,16\n"
+"  --nodes LIST            use only these nodes (numasched.nodes)\n"
+"  --groups-per-node N     CPU groups per node, 0 = one per LLC domain (default)\n"
+"  --max-steal-distance D  never place farther than SLIT distance D, 0 = no limit\n"
+"  --parallel MODE         parallel workers: compact (default) or spread\n"
+"  --help, --version\n"
+"\n"
+"Exit status: 0 on success, 2 on bad input (one line on stderr says what).\n";
+
+void
+plan_fail(const char *fmt,...)
+{
+	va_list		ap;
+
+	fputs("numasched-plan: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(PLAN_EXIT_USAGE);
+}
+
+int
+plan_int_option(const char *option, const char *value, int min, int max)
+{
+	char	   *end;
+	long		n;
+
+	errno = 0;
+	n = strtol(value, &end, 10);
+	if (value[0] == '\0' || *end != '\0' || errno == ERANGE || n < min || n > max)
+		plan_fail("%s must be a whole number from %d to %d, not \"%s\"", option, min, max, value);
+	return (int) n;
+}
+
+uint64_t
+plan_u64_option(const char *option, const char *value)
+{
+	char	   *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(value, &end, 10);
+	if (value[0] == '\0' || value[0] == '-' || *end != '\0' || errno == ERANGE)
+		plan_fail("%s must be a whole number, not \"%s\"", option, value);
+	return n;
+}
+
+bool
+plan_common_option(plan_env *env, int opt, const char *arg)
+{
+	switch (opt)
+	{
+		case 1000:
+			env->sysfs_root = arg;
+			return true;
+		case 1001:
+			env->cpus_text = arg;
+			return true;
+		case 1002:
+			env->nodes_text = arg;
+			return true;
+		case 1003:
+			env->groups_per_node = plan_int_option("--groups-per-node", arg, 0,
+												   NS_MAX_GROUPS_PER_NODE);
+			return true;
+		case 1004:
+			env->settings.max_steal_distance = plan_int_option("--max-steal-distance", arg, 0, 255);
+			if (env->settings.max_steal_distance > 0 &&
+				env->settings.max_steal_distance < NS_LOCAL_DISTANCE)
+				plan_fail("--max-steal-distance must be 0 (no limit) or from 10 to 255, not %s", arg);
+			return true;
+		case 1005:
+			if (strcmp(arg, "compact") == 0)
+				env->settings.parallel = NS_PARALLEL_COMPACT;
+			else if (strcmp(arg, "spread") == 0)
+				env->settings.parallel = NS_PARALLEL_SPREAD;
+			else
+				plan_fail("--parallel must be compact or spread, not \"%s\"", arg);
+			return true;
+	}
+	return false;
+}
+
+static void
+parse_list_option(const char *option, const char *text, int limit, ns_cpuset *set)
+{
+	char		why[128];
+
+	if (!ns_cpuset_parse(text, strlen(text), limit, set, why, sizeof(why)))
+		plan_fail("%s \"%s\" is not a list like 0-3,8: %s", option, text, why);
+	if (ns_cpuset_empty(set))
+		plan_fail("%s must name at least one", option);
+}
+
+void
+plan_env_load(plan_env *env)
+{
+	char		err[NS_ERRLEN];
+	ns_cpuset	cpus,
+				mems,
+				wanted,
+				nodes;
+	ns_limits	limits = {NULL, NULL};
+
+	if (env->sysfs_root == NULL)
+	{
+		if (!ns_process_limits(&cpus, &mems, err, sizeof(err)))
+			plan_fail("%s", err);
+		limits.cpus = &cpus;
+		limits.mems = &mems;
+	}
+	if (env->cpus_text)
+	{
+		parse_list_option("--cpus", env->cpus_text, NS_MAX_CPUS, &wanted);
+		if (limits.cpus)
+			ns_cpuset_and(&cpus, &cpus, &wanted);
+		else
+			cpus = wanted;
+		limits.cpus = &cpus;
+	}
+	env->topo = ns_topology_load(env->sysfs_root ? env->sysfs_root : "/sys", &limits,
+								 err, sizeof(err));
+	if (env->topo == NULL)
+		plan_fail("%s", err);
+	if (env->nodes_text)
+		parse_list_option("--nodes", env->nodes_text, NS_MAX_NODES, &nodes);
+	env->plan = ns_plan_build(env->topo, env->groups_per_node,
+							  env->nodes_text ? &nodes : NULL, err, sizeof(err));
+	if (env->plan == NULL)
+		plan_fail("%s", err);
+}
+
+void
+plan_env_free(plan_env *env)
+{
+	ns_plan_free(env->plan);
+	ns_topology_free(env->topo);
+}
+
+void
+plan_no_more_arguments(int optind_now, int argc, char **argv)
+{
+	if (optind_now < argc)
+		plan_fail("unexpected argument \"%s\" (see numasched-plan --help)", argv[optind_now]);
+}
+
+const char *
+plan_cpus_text(const ns_cpuset *set)
+{
+	static char buf[65536];
+
+	ns_cpuset_format(set, buf, sizeof(buf));
+	return buf;
+}
+
+/* getopt_long with our own one-line messages. */
+int
+plan_getopt(int argc, char **argv, const struct option *options)
+{
+	int			opt;
+
+	opterr = 0;
+	opt = getopt_long(argc, argv, "", options, NULL);
+	if (opt == '?')
+	{
+		if (optopt)
+			plan_fail("option \"%s\" needs a value (see numasched-plan --help)", argv[optind - 1]);
+		plan_fail("unrecognized option \"%s\" (see numasched-plan --help)", argv[optind - 1]);
+	}
+	if (opt == ':')
+		plan_fail("option \"%s\" needs a value (see numasched-plan --help)", argv[optind - 1]);
+	return opt;
+}
+
+static void
+print_distances_json(const ns_topology *topo, int from)
+{
+	printf("\"distances\":{");
+	for (int b = 0; b < topo->nnodes; b++)
+		printf("%s\"%d\":%d", b ? "," : "", topo->nodes[b].id, ns_distance(topo, from, b));
+	printf("}");
+}
+
+static void
+print_topology_json(const ns_plan *plan)
+{
+	const ns_topology *topo = plan->topo;
+	int			nn = topo->nnodes;
+	bool		first = true;
+
+	printf("{\"nodes\":[");
+	for (int n = 0; n < nn; n++)
+	{
+		const ns_node *node = &topo->nodes[n];
+
+		if (plan->node_ngroups[n] == 0)
+			continue;
+		printf("%s{\"node\":%d,\"cpus\":\"%s\",\"memory_mb\":%llu,", first ? "" : ",",
+			   node->id, plan_cpus_text(&node->cpus),
+			   (unsigned long long) (node->memory_kb / 1024));
+		first = false;
+		print_distances_json(topo, n);
+		printf(",\"steal_order\":[");
+		for (int k = 0; k < plan->node_nsteal[n]; k++)
+			printf("%s%d", k ? "," : "", topo->nodes[plan->steal[n * nn + k]].id);
+		printf("],\"groups\":[");
+		for (int g = plan->node_first_group[n]; g < plan->node_first_group[n] + plan->node_ngroups[n]; g++)
+			printf("%s{\"group\":%d,\"cpus\":\"%s\"}", g == plan->node_first_group[n] ? "" : ",",
+				   g, plan_cpus_text(&plan->groups[g].cpus));
+		printf("]}");
+	}
+	printf("],\"memory_only_nodes\":[");
+	first = true;
+	for (int n = 0; n < nn; n++)
+	{
+		if (topo->nodes[n].has_cpus)
+			continue;
+		printf("%s{\"node\":%d,\"memory_mb\":%llu,", first ? "" : ",", topo->nodes[n].id,
+			   (unsigned long long) (topo->nodes[n].memory_kb / 1024));
+		first = false;
+		print_distances_json(topo, n);
+		printf("}");
+	}
+	printf("]}\n");
+}
+
+static void
+print_topology_text(const ns_plan *plan)
+{
+	const ns_topology *topo = plan->topo;
+	int			nn = topo->nnodes;
+
+	for (int n = 0; n < nn; n++)
+	{
+		const ns_node *node = &topo->nodes[n];
+
+		if (plan->node_ngroups[n] == 0 && node->has_cpus)
+			continue;
+		if (node->has_cpus)
+			printf("node %d: %d CPUs (%s), %llu MB\n", node->id, node->ncpus,
+				   plan_cpus_text(&node->cpus), (unsigned long long) (node->memory_kb / 1024));
+		else
+			printf("node %d: no CPUs, %llu MB of memory\n", node->id,
+				   (unsigned long long) (node->memory_kb / 1024));
+		printf("  distances:");
+		for (int b = 0; b < nn; b++)
+			printf(" %d:%d", topo->nodes[b].id, ns_distance(topo, n, b));
+		printf("\n");
+		if (!node->has_cpus)
+			continue;
+		printf("  steal order:");
+		if (plan->node_nsteal[n] == 0)
+			printf(" (none)");
+		for (int k = 0; k < plan->node_nsteal[n]; k++)
+			printf(" %d", topo->nodes[plan->steal[n * nn + k]].id);
+		printf("\n");
+		for (int g = plan->node_first_group[n]; g < plan->node_first_group[n] + plan->node_ngroups[n]; g++)
+			printf("  group %d: %d CPUs (%s)\n", g, plan->groups[g].ncpus,
+				   plan_cpus_text(&plan->groups[g].cpus));
+	}
+}
+
+int
+plan_topology_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		PLAN_COMMON_LONG_OPTIONS,
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0}
+	};
+	plan_env	env = {0};
+	bool		json = false;
+	int			opt;
+
+	ns_settings_default(&env.settings);
+	while ((opt = plan_getopt(argc, argv, options)) != -1)
+	{
+		if (opt == 'j')
+			json = true;
+		else if (!plan_common_option(&env, opt, optarg))
+			plan_fail("unrecognized option \"%s\" (see numasched-plan --help)", argv[optind - 1]);
+	}
+	plan_no_more_arguments(optind, argc, argv);
+	plan_env_load(&env);
+	if (json)
+		print_topology_json(env.plan);
+	else
+		print_topology_text(env.plan);
+	plan_env_free(&env);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *command;
+
+	if (argc < 2)
+		plan_fail("a command is needed: topology, simulate or bench (see numasched-plan --help)");
+	command = argv[1];
+	if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0)
+	{
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (strcmp(command, "--version") == 0)
+	{
+		printf("numasched-plan %s\n", NUMASCHED_VERSION);
+		return 0;
+	}
+	/* subcommands parse their own options from argv[1] on */
+	argc--;
+	argv++;
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--help") == 0)
+		{
+			fputs(usage_text, stdout);
+			return 0;
+		}
+	}
+	if (strcmp(command, "topology") == 0)
+		return plan_topology_main(argc, argv);
+	if (strcmp(command, "simulate") == 0)
+		return plan_simulate_main(argc, argv);
+	if (strcmp(command, "bench") == 0)
+		return plan_bench_main(argc, argv);
+	plan_fail("unknown command \"%s\": use topology, simulate or bench (see numasched-plan --help)",
+			  command);
+}

@@ -1,0 +1,635 @@
+/*
+ * plan_simulate.c - numasched-plan simulate
+ *
+ * A seeded synthetic trace (sessions arriving and leaving, some idle and
+ * some busy; parallel queries with W workers) is generated once and then
+ * replayed through numasched's placement and rebalance and through three
+ * baselines that know nothing of NUMA: a random node, round-robin over
+ * groups, and first-fit.
+ *
+ * Whether a node "has room" is judged twice: on the load the policy could
+ * know (what numasched's shared state holds: one CPU per new process until
+ * the scheduler has measured it, measured loads after each pass), which
+ * tests the placement rules themselves; and on the true load of the trace,
+ * which also shows what measuring only every few ticks costs.
+ */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sim_session
+{
+	int			arrive;
+	int			leave;
+	uint32_t	weight;
+} sim_session;
+
+typedef struct sim_query
+{
+	int			session;
+	int			start;
+	int			end;
+} sim_query;
+
+typedef struct sim_trace
+{
+	int			nsessions;
+	sim_session *sessions;
+	int			nqueries;
+	sim_query  *queries;		/* sorted by start */
+} sim_trace;
+
+typedef struct sim_options
+{
+	uint64_t	seed;
+	int			ticks;
+	int			sessions;		/* mean concurrent sessions */
+	int			lifetime;		/* mean session lifetime, ticks */
+	int			workers;
+	int			parallel_rate;	/* per mille per session and tick */
+	int			rebalance_every;
+} sim_options;
+
+typedef enum sim_policy
+{
+	POLICY_NUMASCHED,
+	POLICY_RANDOM_NODE,
+	POLICY_ROUND_ROBIN,
+	POLICY_FIRST_FIT,
+	NPOLICIES
+} sim_policy;
+
+static const char *const policy_names[NPOLICIES] = {
+	"numasched", "random-node", "round-robin", "first-fit"
+};
+
+/* Worker placements judged against one view of the load. */
+typedef struct sim_judged
+{
+	long		leader_node_had_room;
+	long		on_leader_node_with_room;
+	long		spills;			/* workers off the leader's node while some node had room */
+	long		spills_nearest;
+	long		overflows;		/* off the leader's node, no node in reach had room */
+} sim_judged;
+
+typedef struct sim_result
+{
+	long		workers;
+	long		on_leader_node;
+	sim_judged	seen;			/* on the load the policy could know */
+	sim_judged	truth;			/* on the trace's true load */
+	double		imbalance_sum;
+	long		imbalance_samples;
+	long		moves;
+	long		moves_by_hops[3];	/* same node, 1 hop, farther */
+} sim_result;
+
+/* splitmix64: small, seedable, and the same on every platform */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static int
+random_below(uint64_t *state, int n)
+{
+	return (int) (next_random(state) % (uint64_t) n);
+}
+
+/* exponential-ish lifetime with the given mean, at least one tick */
+static int
+random_lifetime(uint64_t *state, int mean)
+{
+	return 1 + random_below(state, 2 * mean);
+}
+
+static void
+make_trace(const sim_options *opt, sim_trace *trace)
+{
+	uint64_t	rng = opt->seed;
+	int			cap = opt->sessions * 2 + 16;
+	int			qcap = 1024;
+
+	trace->nsessions = 0;
+	trace->sessions = malloc(cap * sizeof(sim_session));
+	trace->nqueries = 0;
+	trace->queries = malloc(qcap * sizeof(sim_query));
+
+	for (int t = 0; t < opt->ticks; t++)
+	{
+		/* at t = 0 the server already has its sessions */
+		int			arrivals = t == 0 ? opt->sessions : 0;
+
+		if (t > 0)
+		{
+			/* about sessions/lifetime arrivals per tick */
+			long		per_mille = (long) opt->sessions * 1000 / opt->lifetime;
+
+			arrivals = (int) (per_mille / 1000);
+			if (random_below(&rng, 1000) < per_mille % 1000)
+				arrivals++;
+		}
+		for (int a = 0; a < arrivals; a++)
+		{
+			sim_session *s;
+
+			if (trace->nsessions == cap)
+			{
+				cap *= 2;
+				trace->sessions = realloc(trace->sessions, cap * sizeof(sim_session));
+			}
+			s = &trace->sessions[trace->nsessions++];
+			s->arrive = t;
+			s->leave = t + random_lifetime(&rng, opt->lifetime);
+			/* 60% of sessions keep a CPU busy, the rest mostly wait */
+			s->weight = random_below(&rng, 100) < 60 ? NS_CPU_LOAD : NS_CPU_LOAD / 20;
+		}
+	}
+	/* parallel queries: a session runs at most one at a time */
+	for (int i = 0; i < trace->nsessions; i++)
+	{
+		sim_session *s = &trace->sessions[i];
+		int			end = opt->ticks < s->leave ? opt->ticks : s->leave;
+
+		for (int t = s->arrive + 1; t < end; t++)
+		{
+			if (random_below(&rng, 1000) >= opt->parallel_rate)
+				continue;
+			if (trace->nqueries == qcap)
+			{
+				qcap *= 2;
+				trace->queries = realloc(trace->queries, qcap * sizeof(sim_query));
+			}
+			trace->queries[trace->nqueries].session = i;
+			trace->queries[trace->nqueries].start = t;
+			t += 5 + random_below(&rng, 36);
+			trace->queries[trace->nqueries].end = t < end ? t : end;
+			trace->nqueries++;
+		}
+	}
+}
+
+static int
+compare_query_start(const void *a, const void *b)
+{
+	const sim_query *x = a,
+			   *y = b;
+
+	if (x->start != y->start)
+		return x->start - y->start;
+	return x->session - y->session;
+}
+
+/* One live process of the replay. */
+typedef struct sim_proc
+{
+	bool		alive;
+	int			group;
+	uint32_t	weight;			/* true weight */
+	uint32_t	counted;		/* what the policy's bookkeeping counts */
+	uint32_t	moved_pass;
+	int			keep_node;
+} sim_proc;
+
+typedef struct sim_state
+{
+	const ns_plan *plan;
+	const ns_settings *settings;
+	sim_policy	policy;
+	ns_loads	counted;		/* the policy's view */
+	ns_loads	truth;			/* the trace's weights */
+	sim_proc   *procs;
+	int			nprocs;
+	uint64_t	rng;
+	int			round_robin;
+	sim_result *result;
+} sim_state;
+
+static int
+baseline_place(sim_state *st)
+{
+	const ns_plan *plan = st->plan;
+
+	switch (st->policy)
+	{
+		case POLICY_RANDOM_NODE:
+			{
+				int			node;
+
+				do
+					node = random_below(&st->rng, plan->topo->nnodes);
+				while (plan->node_ngroups[node] == 0);
+				return plan->node_first_group[node] + random_below(&st->rng, plan->node_ngroups[node]);
+			}
+		case POLICY_ROUND_ROBIN:
+			return st->round_robin++ % plan->ngroups;
+		case POLICY_FIRST_FIT:
+			{
+				int			best = 0;
+
+				for (int g = 0; g < plan->ngroups; g++)
+				{
+					if (ns_group_has_room(plan, &st->counted, g))
+						return g;
+					if ((uint64_t) st->counted.group[g] * plan->groups[best].ncpus <
+						(uint64_t) st->counted.group[best] * plan->groups[g].ncpus)
+						best = g;
+				}
+				return best;
+			}
+		default:
+			return 0;
+	}
+}
+
+static int
+add_proc(sim_state *st, int group, uint32_t weight, int keep_node)
+{
+	int			i = st->nprocs++;
+
+	st->procs[i].alive = true;
+	st->procs[i].group = group;
+	st->procs[i].weight = weight;
+	st->procs[i].counted = NS_DEFAULT_WEIGHT;
+	st->procs[i].moved_pass = 0;
+	st->procs[i].keep_node = keep_node;
+	ns_loads_add(st->plan, &st->counted, group, NS_DEFAULT_WEIGHT);
+	ns_loads_add(st->plan, &st->truth, group, weight);
+	return i;
+}
+
+static void
+remove_proc(sim_state *st, int i)
+{
+	sim_proc   *p = &st->procs[i];
+
+	if (!p->alive)
+		return;
+	p->alive = false;
+	ns_loads_add(st->plan, &st->counted, p->group, -(int64_t) p->counted);
+	ns_loads_add(st->plan, &st->truth, p->group, -(int64_t) p->weight);
+}
+
+static int
+place_backend(sim_state *st, uint32_t weight)
+{
+	int			group;
+
+	if (st->policy == POLICY_NUMASCHED)
+	{
+		ns_request	req = {false, -1, -1, -1, 0};
+		ns_placement where;
+
+		ns_place(st->plan, &st->counted, st->settings, &req, &where);
+		group = where.group;
+	}
+	else
+		group = baseline_place(st);
+	return add_proc(st, group, weight, -1);
+}
+
+/* Judges one worker placement against the loads in "view". */
+static void
+judge(const sim_state *st, const ns_loads *view, int leader_node, int node, sim_judged *j)
+{
+	const ns_plan *plan = st->plan;
+	const ns_topology *topo = plan->topo;
+	int			nearest_room = -1;
+
+	for (int n = 0; n < topo->nnodes; n++)
+	{
+		if (plan->node_ngroups[n] == 0 || view->node_room[n] == 0)
+			continue;
+		if (st->settings->max_steal_distance &&
+			ns_distance(topo, leader_node, n) > st->settings->max_steal_distance)
+			continue;
+		if (nearest_room < 0 ||
+			ns_distance(topo, leader_node, n) < ns_distance(topo, leader_node, nearest_room))
+			nearest_room = n;
+	}
+	if (view->node_room[leader_node] > 0)
+	{
+		j->leader_node_had_room++;
+		if (node == leader_node)
+			j->on_leader_node_with_room++;
+	}
+	if (node != leader_node)
+	{
+		if (nearest_room < 0)
+			j->overflows++;
+		else
+		{
+			j->spills++;
+			if (ns_distance(topo, leader_node, node) == ns_distance(topo, leader_node, nearest_room))
+				j->spills_nearest++;
+		}
+	}
+}
+
+static int
+place_worker(sim_state *st, int leader_group, int number)
+{
+	const ns_plan *plan = st->plan;
+	int			leader_node = plan->groups[leader_group].node;
+	int			group;
+	int			node;
+
+	if (st->policy == POLICY_NUMASCHED)
+	{
+		ns_request	req = {true, -1, -1, leader_group, number};
+		ns_placement where;
+
+		ns_place(plan, &st->counted, st->settings, &req, &where);
+		group = where.group;
+	}
+	else
+		group = baseline_place(st);
+	node = plan->groups[group].node;
+
+	st->result->workers++;
+	if (node == leader_node)
+		st->result->on_leader_node++;
+	judge(st, &st->counted, leader_node, node, &st->result->seen);
+	judge(st, &st->truth, leader_node, node, &st->result->truth);
+	return add_proc(st, group, NS_CPU_LOAD,
+					st->settings->parallel == NS_PARALLEL_COMPACT ? leader_node : -1);
+}
+
+/*
+ * The scheduler's pass: the bookkeeping learns the measured loads (for every
+ * policy, so that all are judged alike), then numasched rebalances.
+ */
+static void
+measure_and_rebalance(sim_state *st, uint32_t pass)
+{
+	const ns_plan *plan = st->plan;
+	ns_proc    *procs = malloc((st->nprocs + 1) * sizeof(ns_proc));
+	int		   *index = malloc((st->nprocs + 1) * sizeof(int));
+	ns_move		moves[64];
+	int			n = 0;
+	int			nmoves;
+
+	ns_loads_reset(plan, &st->counted);
+	for (int i = 0; i < st->nprocs; i++)
+	{
+		sim_proc   *p = &st->procs[i];
+
+		if (!p->alive)
+			continue;
+		p->counted = p->weight;
+		ns_loads_add(plan, &st->counted, p->group, p->weight);
+		procs[n].group = p->group;
+		procs[n].weight = p->weight;
+		procs[n].moved_pass = p->moved_pass;
+		procs[n].keep_node = p->keep_node;
+		index[n++] = i;
+	}
+	nmoves = st->policy != POLICY_NUMASCHED ? 0 :
+		ns_rebalance(plan, st->settings, procs, n, pass, moves, 64);
+	for (int m = 0; m < nmoves; m++)
+	{
+		sim_proc   *p = &st->procs[index[moves[m].proc]];
+
+		ns_loads_add(plan, &st->counted, p->group, -(int64_t) p->counted);
+		ns_loads_add(plan, &st->truth, p->group, -(int64_t) p->weight);
+		p->group = moves[m].to_group;
+		p->moved_pass = pass;
+		ns_loads_add(plan, &st->counted, p->group, p->counted);
+		ns_loads_add(plan, &st->truth, p->group, p->weight);
+		st->result->moves++;
+		st->result->moves_by_hops[moves[m].hops < 2 ? moves[m].hops : 2]++;
+	}
+	free(procs);
+	free(index);
+}
+
+static void
+sample_imbalance(sim_state *st)
+{
+	const ns_plan *plan = st->plan;
+	double		lo = 0,
+				hi = 0;
+
+	for (int g = 0; g < plan->ngroups; g++)
+	{
+		double		per_cpu = (double) st->truth.group[g] / NS_CPU_LOAD / plan->groups[g].ncpus;
+
+		if (g == 0 || per_cpu < lo)
+			lo = per_cpu;
+		if (g == 0 || per_cpu > hi)
+			hi = per_cpu;
+	}
+	st->result->imbalance_sum += hi - lo;
+	st->result->imbalance_samples++;
+}
+
+static void
+replay(const ns_plan *plan, const ns_settings *settings, const sim_options *opt,
+	   const sim_trace *trace, sim_policy policy, sim_result *result)
+{
+	sim_state	st;
+	int		   *session_proc = malloc(trace->nsessions * sizeof(int));
+	int		   *query_first = malloc((trace->nqueries + 1) * sizeof(int));
+	long		max_procs = trace->nsessions + (long) trace->nqueries * opt->workers + 1;
+	int			next_session = 0,
+				next_query = 0;
+	uint32_t	pass = 0;
+
+	memset(result, 0, sizeof(*result));
+	memset(&st, 0, sizeof(st));
+	st.plan = plan;
+	st.settings = settings;
+	st.policy = policy;
+	st.rng = opt->seed ^ UINT64_C(0x5DEECE66D);
+	st.result = result;
+	st.procs = malloc(max_procs * sizeof(sim_proc));
+	if (!session_proc || !query_first || !st.procs ||
+		!ns_loads_alloc(plan, &st.counted) || !ns_loads_alloc(plan, &st.truth))
+		plan_fail("out of memory in the simulation");
+
+	for (int t = 0; t < opt->ticks; t++)
+	{
+		/* departures first: what leaves makes room for what arrives */
+		for (int q = 0; q < next_query; q++)
+		{
+			const sim_query *query = &trace->queries[q];
+
+			if (query->end == t || (query->end > t && trace->sessions[query->session].leave == t))
+				for (int w = 0; w < opt->workers; w++)
+					remove_proc(&st, query_first[q] + w);
+		}
+		for (int s = 0; s < next_session; s++)
+			if (trace->sessions[s].leave == t)
+				remove_proc(&st, session_proc[s]);
+
+		while (next_session < trace->nsessions && trace->sessions[next_session].arrive == t)
+		{
+			session_proc[next_session] = place_backend(&st, trace->sessions[next_session].weight);
+			next_session++;
+		}
+		while (next_query < trace->nqueries && trace->queries[next_query].start == t)
+		{
+			const sim_query *query = &trace->queries[next_query];
+			int			leader_group = st.procs[session_proc[query->session]].group;
+
+			query_first[next_query] = st.nprocs;
+			for (int w = 0; w < opt->workers; w++)
+				place_worker(&st, leader_group, w);
+			next_query++;
+		}
+		if (opt->rebalance_every > 0 &&
+			t % opt->rebalance_every == opt->rebalance_every - 1)
+			measure_and_rebalance(&st, ++pass);
+		sample_imbalance(&st);
+	}
+	ns_loads_free(&st.counted);
+	ns_loads_free(&st.truth);
+	free(st.procs);
+	free(session_proc);
+	free(query_first);
+}
+
+static void
+print_judged_json(const char *name, const sim_judged *j)
+{
+	printf("\"%s\":{\"leader_node_had_room\":%ld,\"on_leader_node_with_room\":%ld,"
+		   "\"spills\":%ld,\"spills_nearest\":%ld,\"overflows\":%ld},",
+		   name, j->leader_node_had_room, j->on_leader_node_with_room,
+		   j->spills, j->spills_nearest, j->overflows);
+}
+
+static double
+percent(long part, long whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 100.0;
+}
+
+int
+plan_simulate_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		PLAN_COMMON_LONG_OPTIONS,
+		{"seed", required_argument, NULL, 's'},
+		{"ticks", required_argument, NULL, 't'},
+		{"sessions", required_argument, NULL, 'n'},
+		{"workers", required_argument, NULL, 'w'},
+		{"parallel-rate", required_argument, NULL, 'p'},
+		{"rebalance-every", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0}
+	};
+	plan_env	env = {0};
+	sim_options opt = {1, 2000, -1, 300, 4, 10, 10};
+	bool		json = false;
+	sim_trace	trace;
+	sim_result	results[NPOLICIES];
+	int			o;
+
+	ns_settings_default(&env.settings);
+	while ((o = plan_getopt(argc, argv, options)) != -1)
+	{
+		switch (o)
+		{
+			case 's':
+				opt.seed = plan_u64_option("--seed", optarg);
+				break;
+			case 't':
+				opt.ticks = plan_int_option("--ticks", optarg, 1, 1000000);
+				break;
+			case 'n':
+				opt.sessions = plan_int_option("--sessions", optarg, 1, 100000);
+				break;
+			case 'w':
+				opt.workers = plan_int_option("--workers", optarg, 0, 64);
+				break;
+			case 'p':
+				opt.parallel_rate = plan_int_option("--parallel-rate", optarg, 0, 1000);
+				break;
+			case 'r':
+				opt.rebalance_every = plan_int_option("--rebalance-every", optarg, 0, 1000000);
+				break;
+			case 'j':
+				json = true;
+				break;
+			default:
+				if (!plan_common_option(&env, o, optarg))
+					plan_fail("unrecognized option \"%s\" (see numasched-plan --help)", argv[optind - 1]);
+		}
+	}
+	plan_no_more_arguments(optind, argc, argv);
+	plan_env_load(&env);
+	/*
+	 * By default about three quarters of the CPUs are busy on average: half
+	 * as many sessions as CPUs, 60% of them busy, and their parallel queries.
+	 */
+	if (opt.sessions < 0)
+		opt.sessions = (ns_cpuset_count(&env.topo->usable) + 1) / 2;
+
+	make_trace(&opt, &trace);
+	qsort(trace.queries, trace.nqueries, sizeof(sim_query), compare_query_start);
+	for (int p = 0; p < NPOLICIES; p++)
+		replay(env.plan, &env.settings, &opt, &trace, p, &results[p]);
+
+	if (json)
+	{
+		printf("{\"seed\":%llu,\"ticks\":%d,\"sessions\":%d,\"parallel_queries\":%d,"
+			   "\"workers\":%d,\"groups\":%d,\"policies\":[",
+			   (unsigned long long) opt.seed, opt.ticks, trace.nsessions, trace.nqueries,
+			   opt.workers, env.plan->ngroups);
+		for (int p = 0; p < NPOLICIES; p++)
+		{
+			sim_result *r = &results[p];
+
+			printf("%s{\"policy\":\"%s\",\"workers\":%ld,\"on_leader_node\":%ld,",
+				   p ? "," : "", policy_names[p], r->workers, r->on_leader_node);
+			print_judged_json("seen", &r->seen);
+			print_judged_json("truth", &r->truth);
+			printf("\"imbalance\":%.4f,\"moves\":%ld,\"moves_same_node\":%ld,"
+				   "\"moves_1_hop\":%ld,\"moves_farther\":%ld}",
+				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0,
+				   r->moves, r->moves_by_hops[0], r->moves_by_hops[1], r->moves_by_hops[2]);
+		}
+		printf("]}\n");
+	}
+	else
+	{
+		printf("trace: seed %llu, %d ticks, %d sessions, %d parallel queries x %d workers, "
+			   "%d groups on %d nodes, a scheduler pass every %d ticks\n",
+			   (unsigned long long) opt.seed, opt.ticks, trace.nsessions, trace.nqueries,
+			   opt.workers, env.plan->ngroups, env.topo->nnodes, opt.rebalance_every);
+		printf("%-12s %9s %10s %10s %10s %10s %10s %8s\n", "", "workers", "on leader", "spills",
+			   "to nearest", "(true", "", "");
+		printf("%-12s %9s %10s %10s %10s %10s %10s %8s\n", "", "on leader", "node when", "",
+			   "node with", "load:", "imbalance", "");
+		printf("%-12s %9s %10s %10s %10s %10s %10s %8s\n", "policy", "node", "it had room", "",
+			   "room", "same two)", "(per CPU)", "moves");
+		for (int p = 0; p < NPOLICIES; p++)
+		{
+			sim_result *r = &results[p];
+			char		truth[32];
+
+			snprintf(truth, sizeof(truth), "%.1f/%.1f%%",
+					 percent(r->truth.on_leader_node_with_room, r->truth.leader_node_had_room),
+					 percent(r->truth.spills_nearest, r->truth.spills));
+			printf("%-12s %8.1f%% %9.1f%% %10ld %9.1f%% %10s %10.3f %8ld\n", policy_names[p],
+				   percent(r->on_leader_node, r->workers),
+				   percent(r->seen.on_leader_node_with_room, r->seen.leader_node_had_room),
+				   r->seen.spills, percent(r->seen.spills_nearest, r->seen.spills),
+				   truth,
+				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0, r->moves);
+		}
+		printf("room: as the policy's bookkeeping saw it (a new process counts one CPU until measured);\n"
+			   "true load: the same two shares judged on the trace's real weights\n");
+	}
+	free(trace.sessions);
+	free(trace.queries);
+	plan_env_free(&env);
+	return 0;
+}
