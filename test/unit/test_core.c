@@ -1,0 +1,641 @@
+/*
+ * test_core.c - unit tests of the numasched core on fixture sysfs trees
+ *
+ *   test_core FIXTURES_DIR
+ *
+ * FIXTURES_DIR holds the trees written by test/fixtures/make_fixtures.py.
+ * Broken trees are made here, in a temporary directory.  Output is TAP.
+ */
+#define _GNU_SOURCE
+#include "ns_policy.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *fixtures;
+static char scratch[4096];
+
+static char *
+fixture_path(const char *name)
+{
+	static char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", fixtures, name);
+	return path;
+}
+
+static ns_topology *
+load(const char *name, const ns_limits *limits)
+{
+	char		err[NS_ERRLEN];
+	ns_topology *topo = ns_topology_load(fixture_path(name), limits, err, sizeof(err));
+
+	if (topo == NULL)
+		printf("# loading %s failed: %s\n", name, err);
+	return topo;
+}
+
+static ns_plan *
+plan_of(const ns_topology *topo, int groups_per_node)
+{
+	char		err[NS_ERRLEN];
+	ns_plan    *plan = ns_plan_build(topo, groups_per_node, NULL, err, sizeof(err));
+
+	if (plan == NULL)
+		printf("# plan failed: %s\n", err);
+	return plan;
+}
+
+static const char *
+cpus_of(const ns_cpuset *set)
+{
+	static char buf[4][4096];
+	static int	next;
+
+	next = (next + 1) % 4;
+	ns_cpuset_format(set, buf[next], sizeof(buf[next]));
+	return buf[next];
+}
+
+static ns_cpuset
+parse(const char *text)
+{
+	ns_cpuset	set;
+	char		err[128];
+
+	if (!ns_cpuset_parse(text, strlen(text), NS_MAX_CPUS, &set, err, sizeof(err)))
+		printf("# bad list in the test itself: %s\n", text);
+	return set;
+}
+
+/* "1 2 3": the OS ids of a node's steal order */
+static const char *
+steal_text(const ns_plan *plan, int node_id)
+{
+	static char buf[256];
+	const ns_topology *topo = plan->topo;
+	int			n = ns_topology_node_index(topo, node_id);
+	size_t		used = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < plan->node_nsteal[n]; k++)
+		used += snprintf(buf + used, sizeof(buf) - used, "%s%d", k ? " " : "",
+						 topo->nodes[plan->steal[n * topo->nnodes + k]].id);
+	return buf;
+}
+
+/* ---- CPU lists ---------------------------------------------------------- */
+
+static void
+test_cpulist(void)
+{
+	ns_cpuset	set;
+	char		err[128];
+	char		buf[64];
+
+	tap_ok(ns_cpuset_parse("0-3,8,10-11\n", 12, 64, &set, err, sizeof(err)), "cpulist: kernel syntax parses");
+	is_int(ns_cpuset_count(&set), 7, "cpulist: 7 members");
+	is_str(cpus_of(&set), "0-3,8,10-11", "cpulist: formats back the same");
+	tap_ok(ns_cpuset_parse("\n", 1, 64, &set, err, sizeof(err)) && ns_cpuset_empty(&set),
+		   "cpulist: an empty file is the empty set");
+	tap_ok(!ns_cpuset_parse("3-1", 3, 64, &set, err, sizeof(err)), "cpulist: backwards range refused");
+	contains(err, "backwards", "cpulist: ...and says so");
+	tap_ok(!ns_cpuset_parse("1,,2", 4, 64, &set, err, sizeof(err)), "cpulist: empty element refused");
+	tap_ok(!ns_cpuset_parse("0-", 2, 64, &set, err, sizeof(err)), "cpulist: open range refused");
+	tap_ok(!ns_cpuset_parse("x", 1, 64, &set, err, sizeof(err)), "cpulist: letters refused");
+	tap_ok(!ns_cpuset_parse("64", 2, 64, &set, err, sizeof(err)), "cpulist: member at the limit refused");
+	contains(err, "not below 64", "cpulist: ...naming the limit");
+	tap_ok(!ns_cpuset_parse("99999999999999999999", 20, NS_MAX_CPUS, &set, err, sizeof(err)),
+		   "cpulist: a huge number does not overflow");
+	set = parse("0-1000");
+	is_int(ns_cpuset_format(&set, buf, 4), 6, "cpulist: format reports the length it needs");
+	is_str(buf, "", "cpulist: ...and writes no partial element");
+	set = parse("5,7,9");
+	is_int(ns_cpuset_next(&set, 6), 7, "cpulist: next member");
+	is_int(ns_cpuset_next(&set, 10), -1, "cpulist: no next member");
+}
+
+/* ---- topology of real machine shapes ------------------------------------ */
+
+static void
+test_epyc(void)
+{
+	ns_topology *topo = load("epyc-nps1", NULL);
+	ns_plan    *plan;
+
+	if (!topo)
+	{
+		tap_ok(0, "epyc-nps1 loads");
+		return;
+	}
+	is_int(topo->nnodes, 2, "nps1: two nodes");
+	is_str(cpus_of(&topo->nodes[0].cpus), "0-63,128-191", "nps1: node 0 CPUs as Linux prints them");
+	is_str(cpus_of(&topo->nodes[1].cpus), "64-127,192-255", "nps1: node 1 CPUs");
+	is_int(topo->nodes[0].memory_kb / 1024, 262144, "nps1: node 0 memory from meminfo");
+	is_int(ns_distance(topo, 0, 1), 32, "nps1: remote distance");
+	plan = plan_of(topo, 0);
+	is_int(plan->ngroups, 16, "nps1: automatic groups = one per 8-core L3");
+	is_str(cpus_of(&plan->groups[0].cpus), "0-7,128-135", "nps1: group 0 is one CCX with its SMT siblings");
+	is_str(cpus_of(&plan->groups[8].cpus), "64-71,192-199", "nps1: group 8 starts node 1");
+	is_str(steal_text(plan, 0), "1", "nps1: steal order of node 0");
+	ns_plan_free(plan);
+	plan = plan_of(topo, 3);
+	is_int(plan->groups[0].ncpus + plan->groups[1].ncpus + plan->groups[2].ncpus, 128,
+		   "nps1: 3 groups cover the node");
+	is_str(cpus_of(&plan->groups[0].cpus), "0-20,128-148", "nps1: 3 groups split by core, contiguous");
+	is_str(cpus_of(&plan->groups[1].cpus), "21-41,149-169", "nps1: ...as even as possible");
+	is_str(cpus_of(&plan->groups[2].cpus), "42-63,170-191", "nps1: ...the remainder last");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+
+	topo = load("epyc-nps2", NULL);
+	plan = plan_of(topo, 0);
+	is_int(topo->nnodes, 4, "nps2: four nodes");
+	is_str(cpus_of(&topo->nodes[1].cpus), "32-63,160-191", "nps2: node 1 CPUs");
+	is_str(steal_text(plan, 0), "1 2 3", "nps2: node 0 asks its socket neighbour, then the far nodes");
+	is_str(steal_text(plan, 1), "0 3 2", "nps2: node 1 asks the far nodes in rotated order");
+	is_int(plan->hops[0 * 4 + 1], 1, "nps2: the socket neighbour is 1 hop");
+	is_int(plan->hops[0 * 4 + 3], 2, "nps2: the other socket is farther");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+
+	topo = load("epyc-nps4", NULL);
+	plan = plan_of(topo, 0);
+	is_int(topo->nnodes, 8, "nps4: eight nodes");
+	is_str(cpus_of(&topo->nodes[7].cpus), "112-127,240-255", "nps4: node 7 CPUs");
+	is_int(plan->ngroups, 16, "nps4: two L3 groups per node");
+	is_str(steal_text(plan, 0), "1 2 3 4 5 6 7", "nps4: steal order of node 0");
+	is_str(steal_text(plan, 1), "0 3 2 5 6 7 4", "nps4: node 1: near ties and far ties rotated");
+	is_str(steal_text(plan, 2), "3 0 1 6 7 4 5", "nps4: node 2");
+	is_str(steal_text(plan, 3), "2 1 0 7 4 5 6", "nps4: node 3");
+	is_str(steal_text(plan, 4), "5 6 7 0 1 2 3", "nps4: node 4 asks its own socket first");
+	ns_plan_free(plan);
+	plan = plan_of(topo, 4);
+	is_str(cpus_of(&plan->groups[0].cpus), "0-3,128-131", "nps4: 4 groups of 4 cores with siblings");
+	ns_plan_free(plan);
+	plan = plan_of(topo, 32);
+	is_str(cpus_of(&plan->groups[1].cpus), "1", "nps4: more groups than cores splits by CPU");
+	ns_plan_free(plan);
+	{
+		char		err[NS_ERRLEN];
+
+		tap_ok(ns_plan_build(topo, 33, NULL, err, sizeof(err)) == NULL, "nps4: 33 groups on 32 CPUs refused");
+		contains(err, "33 groups per node is more than the 32 usable CPUs of node 0",
+				 "nps4: ...with a message that says why");
+	}
+	ns_topology_free(topo);
+}
+
+static void
+test_xeon_and_big(void)
+{
+	ns_topology *topo = load("xeon-snc2", NULL);
+	ns_plan    *plan = plan_of(topo, 0);
+
+	is_str(cpus_of(&topo->nodes[0].cpus), "0-15,64-79", "snc2: node 0 CPUs");
+	is_str(cpus_of(&topo->nodes[3].cpus), "48-63,112-127", "snc2: node 3 CPUs");
+	is_int(plan->ngroups, 4, "snc2: an L3 spanning two nodes gives one group per node");
+	is_str(steal_text(plan, 0), "1 2 3", "snc2: node 0 steals from its SNC sibling first");
+	is_str(steal_text(plan, 2), "3 0 1", "snc2: node 2");
+	is_str(steal_text(plan, 3), "2 1 0", "snc2: node 3, far ties rotated");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+
+	topo = load("8x30", NULL);
+	plan = plan_of(topo, 0);
+	is_int(topo->nnodes, 8, "8x30: eight nodes");
+	is_int(topo->nodes[5].ncpus, 60, "8x30: 60 CPUs per node");
+	is_int(plan->ngroups, 8, "8x30: one L3 per socket");
+	is_str(steal_text(plan, 0), "1 2 4 3 5 6 7", "8x30: node 0: 1-hop, 2-hop, 3-hop neighbours");
+	is_str(steal_text(plan, 1), "3 5 0 4 7 2 6", "8x30: node 1: ties rotated");
+	is_int(plan->hops[0 * 8 + 7], 3, "8x30: node 7 is three distance classes from node 0");
+	ns_plan_free(plan);
+	plan = plan_of(topo, 30);
+	is_int(plan->ngroups, 240, "8x30: 30 groups per node");
+	is_str(cpus_of(&plan->groups[31].cpus), "31,271", "8x30: a group is one core with its sibling");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+}
+
+static void
+test_odd_machines(void)
+{
+	ns_topology *topo = load("cxl", NULL);
+	ns_plan    *plan = plan_of(topo, 0);
+	ns_cpuset	mems = parse("0-1");
+	ns_limits	limits = {NULL, &mems};
+
+	is_int(topo->nnodes, 3, "cxl: two CPU nodes and a memory node");
+	tap_ok(!topo->nodes[2].has_cpus, "cxl: node 2 has no CPUs");
+	is_int(topo->nodes[2].memory_kb / 1024, 262144, "cxl: node 2 memory");
+	is_int(ns_distance(topo, 2, 0), 14, "cxl: distance from the memory node");
+	is_str(steal_text(plan, 0), "1", "cxl: the memory node is not in any steal order");
+	is_int(plan->ngroups, 2, "cxl: no group on the memory node");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+	topo = load("cxl", &limits);
+	is_int(topo->nnodes, 2, "cxl: a memory node outside Mems_allowed is dropped");
+	ns_topology_free(topo);
+
+	topo = load("sparse", NULL);
+	plan = plan_of(topo, 0);
+	is_int(topo->nnodes, 2, "sparse: two nodes");
+	is_int(topo->nodes[1].id, 2, "sparse: the second node keeps the OS id 2");
+	is_int(ns_topology_node_index(topo, 1), -1, "sparse: there is no node 1");
+	is_str(cpus_of(&topo->nodes[1].cpus), "4-5,7", "sparse: offline CPU 6 is not used");
+	is_int(ns_distance(topo, 0, 1), 20, "sparse: distance 0 to 2");
+	is_int(plan->ngroups, 2, "sparse: no cache info, one group per node");
+	{
+		char		err[NS_ERRLEN];
+		ns_cpuset	only = parse("1");
+
+		tap_ok(ns_plan_build(topo, 0, &only, err, sizeof(err)) == NULL, "sparse: nodes=1 refused");
+		contains(err, "node 1 does not exist", "sparse: ...naming the node");
+		only = parse("2");
+		ns_plan_free(plan);
+		plan = ns_plan_build(topo, 0, &only, err, sizeof(err));
+		is_int(plan ? plan->ngroups : -1, 1, "sparse: nodes=2 uses node 2 only");
+	}
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+
+	topo = load("tiny", NULL);
+	plan = plan_of(topo, 2);
+	is_int(plan->ngroups, 2, "tiny: two groups on two CPUs");
+	is_str(cpus_of(&plan->groups[1].cpus), "1", "tiny: group 1 is CPU 1");
+	is_str(steal_text(plan, 0), "", "tiny: nothing to steal from");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+
+	{
+		ns_cpuset	cpus = parse("0-7,128-135,16-23");
+		ns_limits	cpuset = {&cpus, NULL};
+
+		topo = load("epyc-nps4", &cpuset);
+		plan = plan_of(topo, 0);
+		is_int(topo->nnodes, 2, "cpuset: only nodes with allowed CPUs remain");
+		is_str(cpus_of(&topo->nodes[0].cpus), "0-7,128-135", "cpuset: node 0 restricted");
+		is_str(cpus_of(&topo->nodes[1].cpus), "16-23", "cpuset: node 1 restricted");
+		is_int(plan->ngroups, 2, "cpuset: one group per node (one L3 each is left)");
+		is_str(steal_text(plan, 1), "0", "cpuset: steal order only among allowed nodes");
+		ns_plan_free(plan);
+		ns_topology_free(topo);
+	}
+}
+
+/* ---- broken trees -------------------------------------------------------- */
+
+static void
+write_file(const char *rel, const char *text)
+{
+	char		path[8192];
+	char	   *slash;
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/%s", scratch, rel);
+	for (slash = strchr(path + strlen(scratch) + 1, '/'); slash; slash = strchr(slash + 1, '/'))
+	{
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+good_tree(void)
+{
+	char		cmd[8300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", scratch, scratch);
+	if (system(cmd) != 0)
+		printf("# could not reset %s\n", scratch);
+	write_file("devices/system/cpu/online", "0-3\n");
+	write_file("devices/system/node/node0/cpulist", "0-1\n");
+	write_file("devices/system/node/node0/distance", "10 20\n");
+	write_file("devices/system/node/node0/meminfo", "Node 0 MemTotal:       1024 kB\n");
+	write_file("devices/system/node/node1/cpulist", "2-3\n");
+	write_file("devices/system/node/node1/distance", "20 10\n");
+	write_file("devices/system/node/node1/meminfo", "Node 1 MemTotal:       1024 kB\n");
+}
+
+/* Loading the scratch tree fails with a message containing "want". */
+static void
+fails_with(const char *what, const char *want)
+{
+	char		err[NS_ERRLEN] = "";
+	ns_topology *topo = ns_topology_load(scratch, NULL, err, sizeof(err));
+
+	tap_ok(topo == NULL, "broken tree refused: %s", what);
+	contains(err, want, "...the message names it: %s", what);
+	ns_topology_free(topo);
+}
+
+static void
+test_broken_trees(void)
+{
+	char		err[NS_ERRLEN];
+	ns_topology *topo;
+
+	good_tree();
+	topo = ns_topology_load(scratch, NULL, err, sizeof(err));
+	tap_ok(topo != NULL && topo->nnodes == 2, "the hand-made tree loads");
+	ns_topology_free(topo);
+
+	topo = ns_topology_load("/nonexistent/sysfs", NULL, err, sizeof(err));
+	tap_ok(topo == NULL, "a missing sysfs root is refused");
+	contains(err, "/nonexistent/sysfs/devices/system/cpu/online", "...naming the file");
+
+	write_file("devices/system/node/node1/cpulist", "2-\n");
+	fails_with("open range in a node's cpulist", "node1/cpulist");
+	good_tree();
+	write_file("devices/system/node/node1/cpulist", "1-3\n");
+	fails_with("a CPU in two nodes", "CPU 1 is also listed by another node");
+	good_tree();
+	write_file("devices/system/node/node0/distance", "10\n");
+	fails_with("too few distances", "node0/distance");
+	good_tree();
+	write_file("devices/system/node/node0/distance", "10 20 30\n");
+	fails_with("too many distances", "expected 2 distances");
+	good_tree();
+	write_file("devices/system/node/node1/distance", "20 ten\n");
+	fails_with("a word in the distance file", "node1/distance");
+	good_tree();
+	write_file("devices/system/node/node1/distance", "20 300\n");
+	fails_with("a distance above 255", "from 1 to 255");
+	good_tree();
+	write_file("devices/system/node/node0/meminfo", "Node 0 MemFree: 5 kB\n");
+	fails_with("meminfo without MemTotal", "node0/meminfo");
+	good_tree();
+	write_file("devices/system/node/node0/meminfo", "Node 0 MemTotal: lots\n");
+	fails_with("MemTotal not a number", "MemTotal is not a number");
+	good_tree();
+	write_file("devices/system/cpu/online", "0-9000\n");
+	fails_with("a CPU number beyond the supported maximum", "not below 8192");
+	good_tree();
+	write_file("devices/system/cpu/online", "");
+	fails_with("no CPU online", "no CPU is online");
+	good_tree();
+	write_file("devices/system/node/node99999/cpulist", "\n");
+	fails_with("a node id beyond the supported maximum", "node99999");
+	good_tree();
+	write_file("devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "2-3\n");
+	fails_with("an LLC list without the CPU itself", "does not contain CPU 0");
+	good_tree();
+	write_file("devices/system/cpu/cpu0/topology/thread_siblings_list", "0,2\n");
+	write_file("devices/system/cpu/cpu1/topology/thread_siblings_list", "1-2\n");
+	fails_with("siblings that disagree", "also in another domain");
+
+	good_tree();
+	{
+		char		cmd[8300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s/devices/system/node'", scratch);
+		if (system(cmd) != 0)
+			printf("# rm failed\n");
+	}
+	topo = ns_topology_load(scratch, NULL, err, sizeof(err));
+	tap_ok(topo && topo->nnodes == 1 && topo->nodes[0].ncpus == 4,
+		   "a kernel without NUMA is one node with every online CPU");
+	ns_topology_free(topo);
+}
+
+/* ---- placement ----------------------------------------------------------- */
+
+static void
+fill_node(const ns_plan *plan, ns_loads *loads, int node)
+{
+	for (int g = plan->node_first_group[node];
+		 g < plan->node_first_group[node] + plan->node_ngroups[node]; g++)
+		ns_loads_add(plan, loads, g, plan->groups[g].ncpus * NS_CPU_LOAD - loads->group[g]);
+}
+
+static int
+place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings,
+	  bool worker, int home, int previous, int leader, int number, ns_placement *where)
+{
+	ns_request	req = {worker, home, previous, leader, number};
+
+	ns_place(plan, loads, settings, &req, where);
+	return where->group;
+}
+
+static void
+test_placement(void)
+{
+	ns_topology *topo = load("epyc-nps4", NULL);
+	ns_plan    *plan = plan_of(topo, 0);	/* 2 groups of 16 CPUs per node */
+	ns_loads	loads;
+	ns_settings s;
+	ns_placement w;
+
+	ns_settings_default(&s);
+	ns_loads_alloc(plan, &loads);
+
+	is_int(place(plan, &loads, &s, false, -1, -1, -1, 0, &w), 0, "place: idle machine, first group");
+	ns_loads_add(plan, &loads, 0, 5000);
+	is_int(place(plan, &loads, &s, false, -1, -1, -1, 0, &w), 2,
+		   "place: a new backend goes to the least-loaded node");
+	is_int(place(plan, &loads, &s, false, 0, -1, -1, 0, &w), 1,
+		   "place: with home node 0, its least-loaded group");
+	is_int(w.hops, 0, "place: ...on the home node");
+	is_int(place(plan, &loads, &s, false, -1, 0, -1, 0, &w), 0,
+		   "place: previous group kept while it has room");
+	s.prefer_previous = false;
+	is_int(place(plan, &loads, &s, false, -1, 0, -1, 0, &w), 1,
+		   "place: prefer_previous off takes the least-loaded group of that node");
+	s.prefer_previous = true;
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 0, "compact: worker joins its leader's group");
+
+	fill_node(plan, &loads, 0);
+	is_int(loads.node_room[0], 0, "loads: a full node has no group with room");
+	is_int(place(plan, &loads, &s, false, -1, 0, -1, 0, &w), 2,
+		   "place: previous group full and its node full: nearest node");
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 2,
+		   "compact: leader's node full, worker goes to the nearest node (distance 11)");
+	is_int(w.hops, 1, "compact: ...one hop");
+	fill_node(plan, &loads, 1);
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 4,
+		   "compact: nodes 0 and 1 full, next is node 2 (distance 12)");
+	is_int(place(plan, &loads, &s, true, -1, -1, 2, 0, &w), 6,
+		   "compact: from node 1 the rotated tie asks node 3 first");
+	fill_node(plan, &loads, 2);
+	fill_node(plan, &loads, 3);
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 8,
+		   "compact: socket full, node 0 spills to node 4");
+	is_int(place(plan, &loads, &s, true, -1, -1, 2, 0, &w), 10,
+		   "compact: ...and node 1 to node 5, not everybody to node 4");
+	is_int(w.hops, 3, "compact: the other socket is the third distance class");
+	s.max_steal_distance = 12;
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 0,
+		   "max distance 12: all in reach full, weighted choice stays home");
+	ns_loads_add(plan, &loads, 5, -16000);
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 5,
+		   "max distance 12: ...unless a group in reach has room");
+	ns_loads_add(plan, &loads, 5, 16000);
+	s.max_steal_distance = 0;
+	for (int g = 8; g < 16; g++)
+		ns_loads_add(plan, &loads, g, 16000);
+	ns_loads_add(plan, &loads, 3, 8000);
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 0,
+		   "all full: the home node wins among equal loads");
+	for (int g = 8; g < 16; g++)
+		ns_loads_add(plan, &loads, g, -16000);
+	ns_loads_add(plan, &loads, 8, 16000);
+	ns_loads_add(plan, &loads, 9, 8000);
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 9,
+		   "socket full, node 4 half full: the spill goes to node 4's group with room");
+	ns_loads_add(plan, &loads, 9, 8000);
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 10,
+		   "node 4 full too: the next in steal order, node 5");
+
+	ns_loads_reset(plan, &loads);
+	s.parallel = NS_PARALLEL_SPREAD;
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 2, "spread: worker 0 on the nearest other node");
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 1, &w), 4, "spread: worker 1 on the next node");
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 6, &w), 14, "spread: worker 6 on node 7");
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 7, &w), 0, "spread: worker 7 back on the leader's node");
+	s.max_steal_distance = 12;
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 3, &w), 0,
+		   "spread: within distance 12 the fourth worker wraps to the leader's node");
+	fill_node(plan, &loads, 1);
+	is_int(place(plan, &loads, &s, true, -1, -1, 0, 0, &w), 4, "spread: a full node is skipped");
+	ns_loads_free(&loads);
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+
+	/* unequal CPU counts compare by load per CPU */
+	topo = load("sparse", NULL);
+	plan = plan_of(topo, 0);
+	ns_loads_alloc(plan, &loads);
+	s.max_steal_distance = 0;
+	ns_loads_add(plan, &loads, 0, 3000);	/* 0.75 per CPU on 4 CPUs */
+	ns_loads_add(plan, &loads, 1, 2000);	/* 0.67 per CPU on 3 CPUs */
+	is_int(place(plan, &loads, &s, false, -1, -1, -1, 0, &w), 1, "place: load is compared per CPU");
+	ns_loads_add(plan, &loads, 1, 2000);
+	is_int(loads.node_room[1], 0, "loads: 4000 on 3 CPUs is full");
+	ns_loads_add(plan, &loads, 1, -999);
+	is_int(loads.node_room[1], 0, "loads: 3001 on 3 CPUs is full");
+	ns_loads_add(plan, &loads, 1, -1);
+	is_int(loads.node_room[1], 0, "loads: 3000 on 3 CPUs is full (room means below)");
+	ns_loads_add(plan, &loads, 1, -1);
+	is_int(loads.node_room[1], 1, "loads: 2999 has room");
+	ns_loads_add(plan, &loads, 1, -100000);
+	is_int(loads.group[1], 0, "loads: removing more than was added stops at zero");
+	is_int(loads.node[1], 0, "loads: ...and so does the node's load");
+	ns_loads_free(&loads);
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+}
+
+/* ---- rebalance ----------------------------------------------------------- */
+
+static void
+test_rebalance(void)
+{
+	ns_topology *topo = load("tiny", NULL);
+	ns_plan    *plan = plan_of(topo, 2);
+	ns_settings s;
+	ns_move		moves[16];
+	ns_proc		procs[64];
+	int			n;
+
+	ns_settings_default(&s);
+	procs[0] = (ns_proc) {0, 1000, 0, -1};
+	procs[1] = (ns_proc) {0, 1000, 0, -1};
+	n = ns_rebalance(plan, &s, procs, 2, 1, moves, 16);
+	is_int(n, 1, "rebalance: two busy processes in one group, one moves");
+	is_int(moves[0].to_group, 1, "rebalance: ...to the idle group");
+	is_int(procs[moves[0].proc].group, 1, "rebalance: ...and the proc says so");
+	is_int(ns_rebalance(plan, &s, procs, 2, 2, moves, 16), 0, "rebalance: balanced now, nothing moves");
+
+	procs[0] = (ns_proc) {0, 1000, 0, -1};
+	n = ns_rebalance(plan, &s, procs, 1, 3, moves, 16);
+	is_int(n, 0, "hysteresis: a move that only turns the imbalance around is not made");
+
+	procs[0] = (ns_proc) {0, 1000, 1, -1};
+	procs[1] = (ns_proc) {0, 1000, 1, -1};
+	procs[2] = (ns_proc) {0, 1000, 1, -1};
+	is_int(ns_rebalance(plan, &s, procs, 3, 3, moves, 16), 0,
+		   "hysteresis: processes moved two passes ago stay put");
+	is_int(ns_rebalance(plan, &s, procs, 3, 6, moves, 16), 1,
+		   "hysteresis: after the cooldown one moves (three in two groups)");
+	procs[0] = (ns_proc) {0, 30, 0, -1};
+	procs[1] = (ns_proc) {0, 100, 0, -1};
+	is_int(ns_rebalance(plan, &s, procs, 2, 1, moves, 16), 0,
+		   "threshold: idle sessions are below the imbalance threshold");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+
+	topo = load("epyc-nps4", NULL);
+	plan = plan_of(topo, 1);	/* one group of 32 CPUs per node */
+	for (int i = 0; i < 64; i++)
+		procs[i] = (ns_proc) {i < 40 ? 0 : 1, 1000, 0, -1};
+	/* node 0: 40 busy on 32 CPUs; node 1: 24 busy; node 2 and the rest idle */
+	n = ns_rebalance(plan, &s, procs, 64, 1, moves, 16);
+	is_int(n, 8, "distance order: the pass is bounded by max_moves");
+	{
+		int			to_node1 = 0,
+					to_node2 = 0,
+					other = 0;
+
+		for (int m = 0; m < n; m++)
+		{
+			if (moves[m].to_group == 1)
+				to_node1++;
+			else if (moves[m].to_group == 2)
+				to_node2++;
+			else
+				other++;
+		}
+		/* 40 vs 24 on 32 CPUs: four moves leave a gap of exactly 25 percent */
+		is_int(to_node1, 4, "distance order: the nearest node takes moves while the gap passes 25 percent");
+		is_int(to_node2, 4, "distance order: then the next nearest node, node 2");
+		is_int(other, 0, "distance order: nothing goes to the far socket");
+	}
+	for (int i = 0; i < 64; i++)
+		procs[i] = (ns_proc) {i < 40 ? 0 : 1, 1000, 0, -1};
+	s.max_steal_distance = 11;
+	n = ns_rebalance(plan, &s, procs, 64, 1, moves, 16);
+	tap_ok(n > 0, "max distance 11: moves still happen to node 1");
+	{
+		bool		beyond = false;
+
+		for (int m = 0; m < n; m++)
+			beyond |= moves[m].to_group > 1;
+		tap_ok(!beyond, "max distance 11: but none beyond it");
+	}
+	s.max_steal_distance = 0;
+	for (int i = 0; i < 64; i++)
+		procs[i] = (ns_proc) {0, 1000, 0, 0};
+	is_int(ns_rebalance(plan, &s, procs, 64, 1, moves, 16), 0,
+		   "keep_node: workers bound to their leader's node are not moved off it");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc != 2)
+	{
+		fprintf(stderr, "usage: test_core FIXTURES_DIR\n");
+		return 2;
+	}
+	fixtures = argv[1];
+	snprintf(scratch, sizeof(scratch), "%s/broken-tree", fixtures);
+
+	test_cpulist();
+	test_epyc();
+	test_xeon_and_big();
+	test_odd_machines();
+	test_broken_trees();
+	test_placement();
+	test_rebalance();
+	return tap_done();
+}
