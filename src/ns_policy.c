@@ -105,22 +105,32 @@ split_node(ns_plan *plan, int node_index, int count)
 {
 	const ns_topology *topo = plan->topo;
 	const ns_node *node = &topo->nodes[node_index];
-	int		   *units = malloc(node->ncpus * sizeof(int));
+	int		   *unit_of_cpu = malloc(NS_MAX_CPUS * sizeof(int));
+	int		   *unit_of_leader = malloc(NS_MAX_CPUS * sizeof(int));
 	int			nunits = 0;
-	bool		by_core;
 	int			cpu;
 
+	/*
+	 * A unit is a core: the node's CPUs that share a core leader, numbered in
+	 * CPU order.  The key is looked up per node, so a sibling list that
+	 * (wrongly) spans nodes still gives every CPU exactly one group.
+	 */
+	for (int i = 0; i < NS_MAX_CPUS; i++)
+		unit_of_leader[i] = -1;
 	NS_CPUSET_FOREACH(cpu, &node->cpus)
 	{
-		if (topo->core_leader[cpu] == cpu || !ns_cpuset_test(&node->cpus, topo->core_leader[cpu]))
-			units[nunits++] = cpu;
+		int			lead = topo->core_leader[cpu];
+
+		if (unit_of_leader[lead] < 0)
+			unit_of_leader[lead] = nunits++;
+		unit_of_cpu[cpu] = unit_of_leader[lead];
 	}
-	by_core = nunits >= count;
-	if (!by_core)
+	if (nunits < count)
 	{
+		/* fewer cores than groups: split by CPU */
 		nunits = 0;
 		NS_CPUSET_FOREACH(cpu, &node->cpus)
-			units[nunits++] = cpu;
+			unit_of_cpu[cpu] = nunits++;
 	}
 	for (int g = 0; g < count; g++)
 	{
@@ -129,26 +139,15 @@ split_node(ns_plan *plan, int node_index, int count)
 		ns_cpuset	cpus;
 
 		ns_cpuset_zero(&cpus);
-		for (int u = first; u < end; u++)
+		NS_CPUSET_FOREACH(cpu, &node->cpus)
 		{
-			if (!by_core)
-				ns_cpuset_set(&cpus, units[u]);
-			else
-			{
-				int			lead = topo->core_leader[units[u]];
-				int			member;
-
-				/* the unit is a core: take its siblings on this node */
-				NS_CPUSET_FOREACH(member, &node->cpus)
-				{
-					if (member == units[u] || topo->core_leader[member] == lead)
-						ns_cpuset_set(&cpus, member);
-				}
-			}
+			if (unit_of_cpu[cpu] >= first && unit_of_cpu[cpu] < end)
+				ns_cpuset_set(&cpus, cpu);
 		}
 		add_group(plan, node_index, &cpus);
 	}
-	free(units);
+	free(unit_of_cpu);
+	free(unit_of_leader);
 }
 
 /* One group per LLC domain of the node, in order of their lowest CPU. */

@@ -391,6 +391,24 @@ test_broken_trees(void)
 	write_file("devices/system/cpu/cpu1/topology/thread_siblings_list", "1-2\n");
 	fails_with("siblings that disagree", "also in another domain");
 
+	/* found by fuzz_sysfs: a sibling list spanning two nodes */
+	good_tree();
+	write_file("devices/system/cpu/cpu0/topology/thread_siblings_list", "0-3\n");
+	topo = ns_topology_load(scratch, NULL, err, sizeof(err));
+	{
+		ns_plan    *plan = topo ? ns_plan_build(topo, 2, NULL, err, sizeof(err)) : NULL;
+		ns_cpuset	all;
+
+		ns_cpuset_zero(&all);
+		for (int g = 0; plan && g < plan->ngroups; g++)
+			ns_cpuset_or(&all, &all, &plan->groups[g].cpus);
+		tap_ok(plan && plan->ngroups == 4 && ns_cpuset_count(&all) == 4 &&
+			   plan->groups[2].ncpus == 1 && plan->groups[3].ncpus == 1,
+			   "siblings spanning nodes: every CPU in exactly one group");
+		ns_plan_free(plan);
+	}
+	ns_topology_free(topo);
+
 	good_tree();
 	{
 		char		cmd[8300];

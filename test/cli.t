@@ -1,0 +1,154 @@
+#!/usr/bin/perl
+# numasched-plan as a user meets it: the installed binary (next to
+# PostgreSQL's programs), its JSON contract, the simulator's guarantees and
+# its answers to bad input.
+use strict;
+use warnings;
+use File::Basename qw(dirname);
+use File::Path qw(make_path);
+use File::Temp qw(tempdir);
+use IPC::Run qw(run);
+use JSON::PP;
+use Test::More;
+
+my $here = dirname(__FILE__);
+chomp(my $bindir = `pg_config --bindir`);
+my $plan = $ENV{NUMASCHED_PLAN} // "$bindir/numasched-plan";
+ok(-x $plan, "numasched-plan is installed in $bindir");
+
+my $fx = tempdir('numasched-cli-XXXX', TMPDIR => 1, CLEANUP => 1);
+system('python3', "$here/fixtures/make_fixtures.py", $fx) == 0 or die "fixtures failed\n";
+
+# run(args) -> (exit status, stdout, stderr)
+sub plan_run {
+	my ($out, $err) = ('', '');
+	run([ $plan, @_ ], '<', \undef, '>', \$out, '2>', \$err);
+	return ($? >> 8, $out, $err);
+}
+
+sub json_of {
+	my ($rc, $out, $err) = plan_run(@_);
+	is($rc, 0, "exit 0: @_") or diag($err);
+	return eval { decode_json($out) } // do { fail("JSON of @_: $@"); {} };
+}
+
+sub refused {
+	my ($args, $pattern, $name) = @_;
+	my ($rc, $out, $err) = plan_run(@$args);
+	is($rc, 2, "$name: exit status 2");
+	like($err, qr/\Anumasched-plan: [^\n]*$pattern[^\n]*\n\z/, "$name: one line that says what");
+	is($out, '', "$name: nothing on stdout");
+}
+
+# --- help and bad input ----------------------------------------------------
+my ($rc, $out, $err) = plan_run('--help');
+is($rc, 0, '--help exits 0');
+like($out, qr/topology.*simulate.*bench/s, '--help lists the commands');
+($rc, $out) = plan_run('topology', '--help');
+like($out, qr/--groups-per-node/, 'topology --help shows the options');
+($rc, $out) = plan_run('--version');
+like($out, qr/^numasched-plan \d+\.\d+/, '--version');
+
+refused([], 'a command is needed', 'no command');
+refused(['frobnicate'], 'unknown command "frobnicate"', 'unknown command');
+refused([ 'topology', '--frob' ], 'unrecognized option "--frob"', 'unknown option');
+refused([ 'topology', '--sysfs' ], 'needs a value', 'option without value');
+refused([ 'topology', 'extra' ], 'unexpected argument "extra"', 'stray argument');
+refused([ 'topology', '--sysfs', "$fx/none" ], "$fx/none/devices/system/cpu/online", 'missing sysfs tree');
+refused([ 'topology', '--sysfs', "$fx/tiny", '--groups-per-node', 3 ],
+	'3 groups per node is more than the 2 usable CPUs of node 0', 'more groups than CPUs');
+refused([ 'topology', '--groups-per-node', 'many' ], 'whole number from 0 to 1024', 'groups not a number');
+refused([ 'topology', '--groups-per-node', '-1' ], 'whole number from 0 to 1024', 'negative groups');
+refused([ 'topology', '--sysfs', "$fx/tiny", '--cpus', '3-1' ], 'runs backwards', 'backwards CPU range');
+refused([ 'topology', '--sysfs', "$fx/tiny", '--cpus', '7' ], 'no usable CPU', 'cpuset without our CPUs');
+refused([ 'topology', '--sysfs', "$fx/sparse", '--nodes', '1' ], 'node 1 does not exist', 'unknown node');
+refused([ 'topology', '--max-steal-distance', '5' ], '0 \(no limit\) or from 10 to 255', 'distance below local');
+refused([ 'simulate', '--sysfs', "$fx/tiny", '--ticks', '0' ], '--ticks must be', 'zero ticks');
+refused([ 'bench', '--processes', 'x' ], '--processes must be', 'bench with bad count');
+refused([ 'topology', '--parallel', 'wide' ], 'compact or spread', 'bad parallel mode');
+
+# a malformed file: the message names it
+my $broken = "$fx/broken";
+system('cp', '-r', "$fx/tiny", $broken) == 0 or die;
+open(my $fh, '>', "$broken/devices/system/node/node0/distance") or die;
+print $fh "10 x\n";
+close $fh;
+refused([ 'topology', '--sysfs', $broken ], 'node0/distance', 'malformed distance file');
+
+# --- the JSON contract -------------------------------------------------------
+my $t = json_of('topology', '--sysfs', "$fx/epyc-nps4", '--json');
+is(scalar @{ $t->{nodes} }, 8, 'nps4 JSON: 8 nodes');
+my $n0 = $t->{nodes}[0];
+is_deeply([ sort keys %$n0 ], [qw(cpus distances groups memory_mb node steal_order)], 'nps4 JSON: node keys');
+is($n0->{cpus}, '0-15,128-143', 'nps4 JSON: CPU list in kernel syntax');
+is($n0->{memory_mb}, 65536, 'nps4 JSON: memory_mb');
+is_deeply($n0->{distances}, { 0 => 10, 1 => 11, 2 => 12, 3 => 12, 4 => 32, 5 => 32, 6 => 32, 7 => 32 },
+	'nps4 JSON: distances by node id');
+is_deeply($n0->{steal_order}, [ 1 .. 7 ], 'nps4 JSON: steal order');
+is_deeply($t->{nodes}[1]{steal_order}, [ 0, 3, 2, 5, 6, 7, 4 ], 'nps4 JSON: node 1 rotated ties');
+is_deeply($n0->{groups}, [ { group => 0, cpus => '0-7,128-135' }, { group => 1, cpus => '8-15,136-143' } ],
+	'nps4 JSON: groups of node 0');
+is_deeply($t->{memory_only_nodes}, [], 'nps4 JSON: no memory-only node');
+
+$t = json_of('topology', '--sysfs', "$fx/cxl", '--json');
+is_deeply($t->{memory_only_nodes}, [ { node => 2, memory_mb => 262144, distances => { 0 => 14, 1 => 24, 2 => 10 } } ],
+	'cxl JSON: the CPU-less node is listed as memory only');
+
+$t = json_of('topology', '--sysfs', "$fx/sparse", '--json');
+is_deeply([ map { $_->{node} } @{ $t->{nodes} } ], [ 0, 2 ], 'sparse JSON: OS node ids');
+is($t->{nodes}[1]{cpus}, '4-5,7', 'sparse JSON: offline CPU left out');
+
+$t = json_of('topology', '--sysfs', "$fx/epyc-nps4", '--cpus', '16-23,144-151', '--json');
+is_deeply([ map { $_->{node} } @{ $t->{nodes} } ], [1], 'simulated cpuset: only node 1 left');
+
+$t = json_of('topology', '--sysfs', "$fx/8x30", '--groups-per-node', 30, '--json');
+is(scalar @{ $t->{nodes}[0]{groups} }, 30, '8x30 JSON: 30 groups per node');
+is($t->{nodes}[7]{groups}[29]{group}, 239, '8x30 JSON: group ids are unique across nodes');
+
+# --- the live machine: the kernel's CPU mask applies ---------------------------
+my ($live_rc, $live) = (0, undef);
+{
+	my ($o, $e) = ('', '');
+	run([ 'taskset', '-c', '0', $plan, 'topology', '--json' ], '>', \$o, '2>', \$e);
+	is($? >> 8, 0, 'live topology under taskset -c 0') or diag($e);
+	$live = eval { decode_json($o) } // {};
+}
+is(join(',', map { $_->{cpus} } @{ $live->{nodes} // [] }), '0', 'live: only CPU 0 under taskset -c 0');
+$t = json_of('topology', '--json');
+my ($allowed) = `grep Cpus_allowed_list /proc/self/status` =~ /:\s*(\S+)/;
+is(join(',', map { $_->{cpus} } @{ $t->{nodes} }), $allowed,
+	'live: the CPUs are this process\'s Cpus_allowed_list');
+
+# --- the simulator -----------------------------------------------------------
+for my $fixture (qw(epyc-nps4 8x30 xeon-snc2 epyc-nps1)) {
+	my $s = json_of('simulate', '--sysfs', "$fx/$fixture", '--json');
+	my ($ns, $random) = @{ $s->{policies} }[ 0, 1 ];
+	is($ns->{policy}, 'numasched', "$fixture: first policy is numasched");
+	cmp_ok($s->{parallel_queries}, '>', 100, "$fixture: the trace has parallel queries");
+	my $seen = $ns->{seen};
+	cmp_ok($seen->{leader_node_had_room}, '>', 0, "$fixture: leader nodes had room at times");
+	cmp_ok($seen->{on_leader_node_with_room} / $seen->{leader_node_had_room}, '>=', 0.95,
+		"$fixture: >= 95% of workers on the leader's node when it had room");
+	is($seen->{spills_nearest}, $seen->{spills}, "$fixture: every spill on the nearest node with room");
+	cmp_ok($ns->{on_leader_node}, '>', $random->{on_leader_node},
+		"$fixture: numasched keeps more workers local than a random node");
+}
+my $s = json_of('simulate', '--sysfs', "$fx/epyc-nps4", '--json', '--seed', 7);
+my $again = json_of('simulate', '--sysfs', "$fx/epyc-nps4", '--json', '--seed', 7);
+is_deeply($again, $s, 'simulate: the same seed replays the same trace');
+my $other = json_of('simulate', '--sysfs', "$fx/epyc-nps4", '--json', '--seed', 8);
+isnt($other->{sessions} . '/' . $other->{parallel_queries}, $s->{sessions} . '/' . $s->{parallel_queries},
+	'simulate: another seed, another trace');
+$s = json_of('simulate', '--sysfs', "$fx/epyc-nps4", '--json', '--parallel', 'spread');
+cmp_ok($s->{policies}[0]{on_leader_node}, '<', $s->{policies}[0]{workers} / 2,
+	'simulate spread: most workers leave the leader\'s node');
+($rc, $out) = plan_run('simulate', '--sysfs', "$fx/epyc-nps4");
+like($out, qr/^numasched .*\n^random-node .*\n^round-robin .*\n^first-fit /m, 'simulate: text table of all policies');
+
+# --- bench: the output format (the numbers go in notes, not in assertions) ----
+($rc, $out, $err) = plan_run('bench', '--sysfs', "$fx/8x30", '--groups-per-node', 30, '--processes', 1000);
+is($rc, 0, 'bench runs') or diag($err);
+like($out, qr/^placement: median \d+ ns, p99 \d+ ns/m, 'bench: placement line');
+like($out, qr/^rebalance \(1000 processes\): median [\d.]+ us, p99 [\d.]+ us/m, 'bench: rebalance line');
+
+done_testing();
