@@ -604,29 +604,28 @@ plan_simulate_main(int argc, char **argv)
 			   "%d groups on %d nodes, a scheduler pass every %d ticks\n",
 			   (unsigned long long) opt.seed, opt.ticks, trace.nsessions, trace.nqueries,
 			   opt.workers, env.plan->ngroups, env.topo->nnodes, opt.rebalance_every);
-		printf("%-12s %9s %10s %10s %10s %10s %10s %8s\n", "", "workers", "on leader", "spills",
-			   "to nearest", "(true", "", "");
-		printf("%-12s %9s %10s %10s %10s %10s %10s %8s\n", "", "on leader", "node when", "",
-			   "node with", "load:", "imbalance", "");
-		printf("%-12s %9s %10s %10s %10s %10s %10s %8s\n", "policy", "node", "it had room", "",
-			   "room", "same two)", "(per CPU)", "moves");
+		printf("%-12s %13s %17s %7s %17s %9s %6s\n",
+			   "", "workers on", "on leader's node", "", "spills to nearest", "imbalance", "");
+		printf("%-12s %13s %17s %7s %17s %9s %6s\n",
+			   "policy", "leader's node", "when it had room", "spills", "node with room", "per CPU", "moves");
 		for (int p = 0; p < NPOLICIES; p++)
 		{
 			sim_result *r = &results[p];
-			char		truth[32];
+			char		local[32],
+						nearest[32];
 
-			snprintf(truth, sizeof(truth), "%.1f/%.1f%%",
-					 percent(r->truth.on_leader_node_with_room, r->truth.leader_node_had_room),
+			snprintf(local, sizeof(local), "%.1f%% (%.1f%%)",
+					 percent(r->seen.on_leader_node_with_room, r->seen.leader_node_had_room),
+					 percent(r->truth.on_leader_node_with_room, r->truth.leader_node_had_room));
+			snprintf(nearest, sizeof(nearest), "%.1f%% (%.1f%%)",
+					 percent(r->seen.spills_nearest, r->seen.spills),
 					 percent(r->truth.spills_nearest, r->truth.spills));
-			printf("%-12s %8.1f%% %9.1f%% %10ld %9.1f%% %10s %10.3f %8ld\n", policy_names[p],
-				   percent(r->on_leader_node, r->workers),
-				   percent(r->seen.on_leader_node_with_room, r->seen.leader_node_had_room),
-				   r->seen.spills, percent(r->seen.spills_nearest, r->seen.spills),
-				   truth,
+			printf("%-12s %12.1f%% %17s %7ld %17s %9.3f %6ld\n", policy_names[p],
+				   percent(r->on_leader_node, r->workers), local, r->seen.spills, nearest,
 				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0, r->moves);
 		}
-		printf("room: as the policy's bookkeeping saw it (a new process counts one CPU until measured);\n"
-			   "true load: the same two shares judged on the trace's real weights\n");
+		printf("Room is judged on the load the policy's bookkeeping knew (a new process counts\n"
+			   "one CPU until the scheduler measures it); in parentheses, on the trace's true load.\n");
 	}
 	free(trace.sessions);
 	free(trace.queries);
