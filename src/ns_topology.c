@@ -94,30 +94,18 @@ ns_read_text_file(const char *path, size_t *len)
 }
 
 /*
- * snprintf for paths below the sysfs root; the root's length is checked once
- * in ns_topology_load, so a path that does not fit cannot happen.
+ * snprintf for messages and for paths below the sysfs root (the root's
+ * length is checked once in ns_topology_load, so a path always fits).
  */
-static void make_path(char *buf, size_t size, const char *fmt,...) __attribute__((format(printf, 3, 4)));
+static void put_text(char *buf, size_t size, const char *fmt,...) __attribute__((format(printf, 3, 4)));
 
 static void
-make_path(char *buf, size_t size, const char *fmt,...)
+put_text(char *buf, size_t size, const char *fmt,...)
 {
 	va_list		ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-}
-
-static void set_error(char *err, size_t errlen, const char *fmt,...) __attribute__((format(printf, 3, 4)));
-
-static void
-set_error(char *err, size_t errlen, const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 }
 
@@ -134,10 +122,10 @@ read_sysfs_file(const char *path, bool missing_ok, size_t *len,
 
 	err[0] = '\0';
 	if (text == NULL && !(missing_ok && errno == ENOENT))
-		set_error(err, errlen, "could not read \"%s\": %s", path, strerror(errno));
+		put_text(err, errlen, "could not read \"%s\": %s", path, strerror(errno));
 	else if (text != NULL && memchr(text, '\0', *len) != NULL)
 	{
-		set_error(err, errlen, "malformed \"%s\": contains a NUL byte", path);
+		put_text(err, errlen, "malformed \"%s\": contains a NUL byte", path);
 		free(text);
 		return NULL;
 	}
@@ -158,7 +146,7 @@ read_cpulist_file(const char *path, bool missing_ok, ns_cpuset *set,
 		return err[0] == '\0';
 	ok = ns_cpuset_parse(text, len, NS_MAX_CPUS, set, why, sizeof(why));
 	if (!ok)
-		set_error(err, errlen, "malformed CPU list in \"%s\": %s", path, why);
+		put_text(err, errlen, "malformed CPU list in \"%s\": %s", path, why);
 	free(text);
 	return ok;
 }
@@ -187,7 +175,7 @@ list_node_ids(const char *dir, int *ids, char *err, size_t errlen)
 	{
 		if (errno == ENOENT)
 			return 0;
-		set_error(err, errlen, "could not open directory \"%s\": %s", dir, strerror(errno));
+		put_text(err, errlen, "could not open directory \"%s\": %s", dir, strerror(errno));
 		return -1;
 	}
 	while ((de = readdir(d)) != NULL)
@@ -203,7 +191,7 @@ list_node_ids(const char *dir, int *ids, char *err, size_t errlen)
 		{
 			if (isdigit((unsigned char) *p))
 			{
-				set_error(err, errlen, "node directory \"%s/%s\" has an id above the supported maximum %d",
+				put_text(err, errlen, "node directory \"%s/%s\" has an id above the supported maximum %d",
 						  dir, de->d_name, NS_MAX_NODES - 1);
 				closedir(d);
 				return -1;
@@ -231,7 +219,7 @@ read_node_memory(const char *path, uint64_t *kb, char *err, size_t errlen)
 	line = strstr(text, "MemTotal:");
 	if (line == NULL)
 	{
-		set_error(err, errlen, "malformed \"%s\": no MemTotal line", path);
+		put_text(err, errlen, "malformed \"%s\": no MemTotal line", path);
 		free(text);
 		return false;
 	}
@@ -240,7 +228,7 @@ read_node_memory(const char *path, uint64_t *kb, char *err, size_t errlen)
 		line++;
 	if (!isdigit((unsigned char) *line))
 	{
-		set_error(err, errlen, "malformed \"%s\": MemTotal is not a number", path);
+		put_text(err, errlen, "malformed \"%s\": MemTotal is not a number", path);
 		free(text);
 		return false;
 	}
@@ -248,7 +236,7 @@ read_node_memory(const char *path, uint64_t *kb, char *err, size_t errlen)
 	*kb = strtoull(line, &line, 10);
 	if (errno == ERANGE || strncmp(line, " kB", 3) != 0)
 	{
-		set_error(err, errlen, "malformed \"%s\": MemTotal is not a number of kB", path);
+		put_text(err, errlen, "malformed \"%s\": MemTotal is not a number of kB", path);
 		free(text);
 		return false;
 	}
@@ -282,7 +270,7 @@ read_distances(const char *path, int count, uint8_t *row, char *err, size_t errl
 		if (p == start || value < 1 || value > 255 ||
 			(*p != ' ' && *p != '\t' && *p != '\n' && *p != '\0'))
 		{
-			set_error(err, errlen, "malformed \"%s\": distance %d is not a number from 1 to 255",
+			put_text(err, errlen, "malformed \"%s\": distance %d is not a number from 1 to 255",
 					  path, n + 1);
 			free(text);
 			return false;
@@ -298,7 +286,7 @@ read_distances(const char *path, int count, uint8_t *row, char *err, size_t errl
 		p++;
 	if (n != count || *p != '\0')
 	{
-		set_error(err, errlen, "malformed \"%s\": expected %d distances, one per node directory",
+		put_text(err, errlen, "malformed \"%s\": expected %d distances, one per node directory",
 				  path, count);
 		free(text);
 		return false;
@@ -323,14 +311,14 @@ read_cpu_domains(const char *root, const ns_cpuset *cpus, const char *file,
 
 		if (leader[cpu] >= 0)
 			continue;			/* already known from an earlier sibling */
-		make_path(path, sizeof(path), "%s/devices/system/cpu/cpu%d/%s", root, cpu, file);
+		put_text(path, sizeof(path), "%s/devices/system/cpu/cpu%d/%s", root, cpu, file);
 		if (!read_cpulist_file(path, true, &domain, &found, err, errlen))
 			return false;
 		if (!found)
 			continue;
 		if (!ns_cpuset_test(&domain, cpu))
 		{
-			set_error(err, errlen, "malformed \"%s\": does not contain CPU %d itself", path, cpu);
+			put_text(err, errlen, "malformed \"%s\": does not contain CPU %d itself", path, cpu);
 			return false;
 		}
 		*any = true;
@@ -345,7 +333,7 @@ read_cpu_domains(const char *root, const ns_cpuset *cpus, const char *file,
 					continue;
 				if (leader[member] >= 0 && leader[member] != first)
 				{
-					set_error(err, errlen, "malformed \"%s\": CPU %d is also in another domain",
+					put_text(err, errlen, "malformed \"%s\": CPU %d is also in another domain",
 							  path, member);
 					return false;
 				}
@@ -404,19 +392,19 @@ ns_topology_load(const char *root, const ns_limits *limits, char *err, size_t er
 
 	if (strlen(root) > 2048)
 	{
-		set_error(err, errlen, "sysfs root \"%.64s...\" is too long", root);
+		put_text(err, errlen, "sysfs root \"%.64s...\" is too long", root);
 		goto fail;
 	}
-	make_path(path, sizeof(path), "%s/devices/system/cpu/online", root);
+	put_text(path, sizeof(path), "%s/devices/system/cpu/online", root);
 	if (!read_cpulist_file(path, false, &online, &found, err, errlen))
 		goto fail;
 	if (ns_cpuset_empty(&online))
 	{
-		set_error(err, errlen, "malformed \"%s\": no CPU is online", path);
+		put_text(err, errlen, "malformed \"%s\": no CPU is online", path);
 		goto fail;
 	}
 
-	make_path(nodedir, sizeof(nodedir), "%s/devices/system/node", root);
+	put_text(nodedir, sizeof(nodedir), "%s/devices/system/node", root);
 	nids = list_node_ids(nodedir, ids, err, errlen);
 	if (nids < 0)
 		goto fail;
@@ -447,24 +435,24 @@ ns_topology_load(const char *root, const ns_limits *limits, char *err, size_t er
 						both;
 
 			node->id = ids[i];
-			make_path(path, sizeof(path), "%s/node%d/cpulist", nodedir, ids[i]);
+			put_text(path, sizeof(path), "%s/node%d/cpulist", nodedir, ids[i]);
 			if (!read_cpulist_file(path, false, &listed, &found, err, errlen))
 				goto fail;
 			ns_cpuset_and(&both, &listed, &claimed);
 			if (!ns_cpuset_empty(&both))
 			{
-				set_error(err, errlen, "malformed \"%s\": CPU %d is also listed by another node",
+				put_text(err, errlen, "malformed \"%s\": CPU %d is also listed by another node",
 						  path, ns_cpuset_next(&both, 0));
 				goto fail;
 			}
 			ns_cpuset_or(&claimed, &claimed, &listed);
 			ns_cpuset_and(&node->cpus, &listed, &online);
 
-			make_path(path, sizeof(path), "%s/node%d/meminfo", nodedir, ids[i]);
+			put_text(path, sizeof(path), "%s/node%d/meminfo", nodedir, ids[i]);
 			if (!read_node_memory(path, &node->memory_kb, err, errlen))
 				goto fail;
 
-			make_path(path, sizeof(path), "%s/node%d/distance", nodedir, ids[i]);
+			put_text(path, sizeof(path), "%s/node%d/distance", nodedir, ids[i]);
 			if (!read_distances(path, nids, full_distance + (size_t) i * nids, err, errlen))
 				goto fail;
 			node->memory_allowed = limits == NULL || limits->mems == NULL ||
@@ -514,7 +502,7 @@ ns_topology_load(const char *root, const ns_limits *limits, char *err, size_t er
 	topo->nnodes = kept;
 	if (ns_cpuset_empty(&topo->usable))
 	{
-		set_error(err, errlen, "no usable CPU under \"%s\": none of the online CPUs is in the allowed set", root);
+		put_text(err, errlen, "no usable CPU under \"%s\": none of the online CPUs is in the allowed set", root);
 		goto fail;
 	}
 
@@ -544,7 +532,7 @@ ns_topology_load(const char *root, const ns_limits *limits, char *err, size_t er
 	return topo;
 
 oom:
-	set_error(err, errlen, "out of memory reading the topology");
+	put_text(err, errlen, "out of memory reading the topology");
 fail:
 	free(ids);
 	free(full_distance);
@@ -564,12 +552,12 @@ ns_process_limits(ns_cpuset *cpus, ns_cpuset *mems, char *err, size_t errlen)
 
 	if (mask == NULL)
 	{
-		set_error(err, errlen, "out of memory");
+		put_text(err, errlen, "out of memory");
 		return false;
 	}
 	if (sched_getaffinity(0, size, mask) != 0)
 	{
-		set_error(err, errlen, "sched_getaffinity failed: %s", strerror(errno));
+		put_text(err, errlen, "sched_getaffinity failed: %s", strerror(errno));
 		CPU_FREE(mask);
 		return false;
 	}
@@ -582,7 +570,7 @@ ns_process_limits(ns_cpuset *cpus, ns_cpuset *mems, char *err, size_t errlen)
 	status = ns_read_text_file("/proc/self/status", &len);
 	if (status == NULL)
 	{
-		set_error(err, errlen, "could not read \"/proc/self/status\": %s", strerror(errno));
+		put_text(err, errlen, "could not read \"/proc/self/status\": %s", strerror(errno));
 		return false;
 	}
 	line = strstr(status, "\nMems_allowed_list:");
@@ -599,7 +587,7 @@ ns_process_limits(ns_cpuset *cpus, ns_cpuset *mems, char *err, size_t errlen)
 		line++;
 	if (!ns_cpuset_parse(line, strcspn(line, "\n"), NS_MAX_NODES, mems, why, sizeof(why)))
 	{
-		set_error(err, errlen, "malformed Mems_allowed_list in \"/proc/self/status\": %s", why);
+		put_text(err, errlen, "malformed Mems_allowed_list in \"/proc/self/status\": %s", why);
 		free(status);
 		return false;
 	}
