@@ -3,5 +3,88 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION numasched" to load this file. \quit
 
--- The views and functions come with the placement of backends; version 1.0
--- is not released yet, so they are added to this script, not to an upgrade.
+CREATE FUNCTION numasched_topology(
+    OUT node integer,
+    OUT cpus text,
+    OUT ncpus integer,
+    OUT memory_mb bigint,
+    OUT memory_only boolean,
+    OUT cpu_groups integer,
+    OUT steal_order integer[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'numasched_topology'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW numasched_topology AS SELECT * FROM numasched_topology();
+
+CREATE FUNCTION numasched_distances(
+    OUT from_node integer,
+    OUT to_node integer,
+    OUT distance integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'numasched_distances'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW numasched_distances AS SELECT * FROM numasched_distances();
+
+CREATE FUNCTION numasched_groups(
+    OUT cpu_group integer,
+    OUT node integer,
+    OUT cpus text,
+    OUT ncpus integer,
+    OUT load double precision,
+    OUT processes integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'numasched_groups'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW numasched_groups AS SELECT * FROM numasched_groups();
+
+CREATE FUNCTION numasched_processes(
+    OUT pid integer,
+    OUT backend_type text,
+    OUT leader_pid integer,
+    OUT node integer,
+    OUT cpu_group integer,
+    OUT cpus text,
+    OUT bound boolean,
+    OUT placed_at timestamptz,
+    OUT moves bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'numasched_processes'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW numasched_processes AS SELECT * FROM numasched_processes();
+
+CREATE FUNCTION numasched_stats(
+    OUT placements bigint,
+    OUT placements_home bigint,
+    OUT placements_1_hop bigint,
+    OUT placements_farther bigint,
+    OUT steals bigint,
+    OUT moves bigint,
+    OUT bind_failures bigint,
+    OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'numasched_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW numasched_stats AS SELECT * FROM numasched_stats();
+
+-- Checks inside follow pg_terminate_backend: the role of the process, or
+-- pg_signal_backend; superusers' processes only for superusers.
+CREATE FUNCTION numasched_move(pid integer, node integer, cpu_group integer DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'numasched_move'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION numasched_reset_stats()
+RETURNS void
+AS 'MODULE_PATHNAME', 'numasched_reset_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- Like pg_stat_statements_reset: superusers only unless granted.
+REVOKE ALL ON FUNCTION numasched_reset_stats() FROM PUBLIC;
+
+GRANT SELECT ON numasched_topology, numasched_distances, numasched_groups,
+    numasched_processes, numasched_stats TO PUBLIC;

@@ -418,6 +418,23 @@ least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node,
 	return best;
 }
 
+int
+ns_least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node)
+{
+	if (node < 0 || node >= plan->topo->nnodes)
+		return -1;
+	return least_loaded_group(plan, loads, node, false, -1);
+}
+
+int
+ns_group_of_cpu(const ns_plan *plan, int cpu)
+{
+	for (int g = 0; g < plan->ngroups; g++)
+		if (ns_cpuset_test(&plan->groups[g].cpus, cpu))
+			return g;
+	return -1;
+}
+
 static int
 least_loaded_node(const ns_plan *plan, const ns_loads *loads)
 {

@@ -7,22 +7,27 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "executor/executor.h"
 #include "fmgr.h"
+#include "libpq/auth.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "replication/walsender.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
 #include "utils/guc.h"
 
-#include "ns_policy.h"
+#include "numasched.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-typedef enum memory_policy_kind
-{
-	MEMORY_POLICY_NONE,
-	MEMORY_POLICY_PREFERRED,
-	MEMORY_POLICY_BIND
-} memory_policy_kind;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ClientAuthentication_hook_type prev_client_authentication_hook = NULL;
+static ExecutorStart_hook_type prev_executor_start_hook = NULL;
 
 typedef enum shared_memory_kind
 {
@@ -37,9 +42,9 @@ static const struct config_enum_entry parallel_placement_options[] = {
 };
 
 static const struct config_enum_entry memory_policy_options[] = {
-	{"none", MEMORY_POLICY_NONE, false},
-	{"preferred", MEMORY_POLICY_PREFERRED, false},
-	{"bind", MEMORY_POLICY_BIND, false},
+	{"none", NS_MEMORY_NONE, false},
+	{"preferred", NS_MEMORY_PREFERRED, false},
+	{"bind", NS_MEMORY_BIND, false},
 	{NULL, 0, false}
 };
 
@@ -50,21 +55,18 @@ static const struct config_enum_entry shared_memory_options[] = {
 };
 
 /* settings */
-static bool numasched_enabled = true;
-static int	numasched_groups_per_node = 0;
-static int	numasched_parallel_placement = NS_PARALLEL_COMPACT;
-static bool numasched_prefer_previous = true;
-static int	numasched_max_steal_distance = 0;
-static int	numasched_memory_policy = MEMORY_POLICY_PREFERRED;
+bool		numasched_enabled = true;
+int			numasched_groups_per_node = 0;
+int			numasched_parallel_placement = NS_PARALLEL_COMPACT;
+bool		numasched_prefer_previous = true;
+int			numasched_max_steal_distance = 0;
+int			numasched_memory_policy = NS_MEMORY_PREFERRED;
 static int	numasched_shared_memory = SHARED_MEMORY_DEFAULT;
-static int	numasched_rebalance_interval = 1000;
-static int	numasched_imbalance_threshold = 25;
-static bool numasched_migrate_memory = false;
-static char *numasched_nodes = NULL;
-static bool numasched_log_placements = false;
-
-/* The topology, read once by the postmaster and inherited by every child. */
-static ns_topology *machine = NULL;
+int			numasched_rebalance_interval = 1000;
+int			numasched_imbalance_threshold = 25;
+bool		numasched_migrate_memory = false;
+char	   *numasched_nodes = NULL;
+bool		numasched_log_placements = false;
 
 /*
  * Turns one of the core's messages ("node 5 does not exist") into a detail
@@ -84,12 +86,12 @@ plan_would_build(int groups_per_node, const char *nodes_text)
 	ns_plan    *plan;
 	char		err[NS_ERRLEN];
 
-	if (machine == NULL)
+	if (numasched_machine == NULL)
 		return true;			/* not preloaded: nothing to check against */
 	if (nodes_text && nodes_text[0] &&
 		!ns_cpuset_parse(nodes_text, strlen(nodes_text), NS_MAX_NODES, &nodes, err, sizeof(err)))
 		return true;			/* the list itself is checked by its own hook */
-	plan = ns_plan_build(machine, groups_per_node,
+	plan = ns_plan_build(numasched_machine, groups_per_node,
 						 nodes_text && nodes_text[0] ? &nodes : NULL, err, sizeof(err));
 	if (plan == NULL)
 	{
@@ -125,6 +127,11 @@ check_nodes(char **newval, void **extra, GucSource source)
 	char		err[NS_ERRLEN];
 	const char *text = *newval ? *newval : "";
 
+	if (strlen(text) >= NUMASCHED_NODES_LEN)
+	{
+		GUC_check_errdetail("numasched.nodes must be shorter than %d characters.", NUMASCHED_NODES_LEN);
+		return false;
+	}
 	if (!ns_cpuset_parse(text, strlen(text), NS_MAX_NODES, &nodes, err, sizeof(err)))
 	{
 		GUC_check_errdetail("numasched.nodes must be empty (all nodes) or a list of node ids like \"0-1,3\": %s.",
@@ -144,10 +151,79 @@ load_machine(void)
 	char		err[NS_ERRLEN];
 
 	if (!ns_process_limits(&cpus, &mems, err, sizeof(err)) ||
-		(machine = ns_topology_load("/sys", &limits, err, sizeof(err))) == NULL)
+		(numasched_machine = ns_topology_load("/sys", &limits, err, sizeof(err))) == NULL)
 		ereport(WARNING,
 				(errmsg("numasched could not read the NUMA topology, processes will not be placed"),
 				 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
+}
+
+static void
+numasched_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(numasched_shmem_size());
+	RequestNamedLWLockTranche("numasched", 1);
+}
+
+static void
+numasched_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	numasched_shmem_attach();
+}
+
+/* A client backend is placed once it has authenticated. */
+static void
+numasched_client_authentication(Port *port, int status)
+{
+	if (prev_client_authentication_hook)
+		prev_client_authentication_hook(port, status);
+	if (status == STATUS_OK && !am_walsender)
+		numasched_place(MyProc, NUMASCHED_BACKEND, NULL);
+}
+
+/*
+ * A parallel worker of a query places itself when it starts its part, next
+ * to its leader (found through the lock group).  A backend that was moved
+ * adopts the memory policy of its new node here, at its next statement.
+ */
+static void
+numasched_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	static bool worker_placed = false;
+
+	if (numasched_state != NULL)
+	{
+		if (IsParallelWorker() && !worker_placed && MyProc->lockGroupLeader != NULL &&
+			MyProc->lockGroupLeader != MyProc)
+		{
+			worker_placed = true;
+			numasched_place(MyProc, NUMASCHED_PARALLEL_WORKER, MyProc->lockGroupLeader);
+		}
+		numasched_follow_slot();
+	}
+	if (prev_executor_start_hook)
+		prev_executor_start_hook(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+register_scheduler(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 2;
+	strlcpy(worker.bgw_library_name, "numasched", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "numasched_scheduler_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "numasched scheduler", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "numasched scheduler", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
 }
 
 void
@@ -184,7 +260,7 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("numasched.memory_policy",
 							 "Memory policy of a placed process: none, preferred (its node first) or bind (its node only).",
-							 NULL, &numasched_memory_policy, MEMORY_POLICY_PREFERRED,
+							 NULL, &numasched_memory_policy, NS_MEMORY_PREFERRED,
 							 memory_policy_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
@@ -221,4 +297,17 @@ _PG_init(void)
 								 PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("numasched");
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = numasched_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = numasched_shmem_startup;
+	prev_client_authentication_hook = ClientAuthentication_hook;
+	ClientAuthentication_hook = numasched_client_authentication;
+	prev_executor_start_hook = ExecutorStart_hook;
+	ExecutorStart_hook = numasched_executor_start;
+	register_scheduler();
 }

@@ -1,0 +1,107 @@
+/*
+ * ns_os.c - CPU affinity and memory policy through the kernel's interfaces
+ *
+ * set_mempolicy comes from libnuma's numaif.h (a thin system call wrapper),
+ * so nothing of libnuma prints to stderr behind our back.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ns_os.h"
+
+#include <errno.h>
+#include <numaif.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool
+to_kernel_mask(const ns_cpuset *cpus, cpu_set_t *mask, size_t size)
+{
+	int			cpu;
+
+	CPU_ZERO_S(size, mask);
+	NS_CPUSET_FOREACH(cpu, cpus)
+		CPU_SET_S(cpu, size, mask);
+	return CPU_COUNT_S(size, mask) > 0;
+}
+
+bool
+ns_bind_cpus(pid_t pid, const ns_cpuset *cpus, char *err, size_t errlen)
+{
+	cpu_set_t  *mask = CPU_ALLOC(NS_MAX_CPUS);
+	size_t		size = CPU_ALLOC_SIZE(NS_MAX_CPUS);
+	bool		ok;
+
+	if (mask == NULL)
+	{
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	if (!to_kernel_mask(cpus, mask, size))
+	{
+		snprintf(err, errlen, "empty CPU set");
+		CPU_FREE(mask);
+		return false;
+	}
+	ok = sched_setaffinity(pid, size, mask) == 0;
+	if (!ok)
+		snprintf(err, errlen, "sched_setaffinity failed: %s", strerror(errno));
+	CPU_FREE(mask);
+	return ok;
+}
+
+bool
+ns_get_cpus(pid_t pid, ns_cpuset *cpus, char *err, size_t errlen)
+{
+	cpu_set_t  *mask = CPU_ALLOC(NS_MAX_CPUS);
+	size_t		size = CPU_ALLOC_SIZE(NS_MAX_CPUS);
+
+	if (mask == NULL)
+	{
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	if (sched_getaffinity(pid, size, mask) != 0)
+	{
+		snprintf(err, errlen, "sched_getaffinity failed: %s", strerror(errno));
+		CPU_FREE(mask);
+		return false;
+	}
+	ns_cpuset_zero(cpus);
+	for (int cpu = 0; cpu < NS_MAX_CPUS; cpu++)
+		if (CPU_ISSET_S(cpu, size, mask))
+			ns_cpuset_set(cpus, cpu);
+	CPU_FREE(mask);
+	return true;
+}
+
+bool
+ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t errlen)
+{
+	unsigned long nodemask[NS_SET_WORDS(NS_MAX_NODES)];
+	int			mode;
+
+	memset(nodemask, 0, sizeof(nodemask));
+	if (policy == NS_MEMORY_NONE)
+		mode = MPOL_DEFAULT;
+	else
+	{
+		if (node_id < 0 || node_id >= NS_MAX_NODES)
+		{
+			snprintf(err, errlen, "node %d is out of range", node_id);
+			return false;
+		}
+		nodemask[node_id / (8 * sizeof(unsigned long))] |= 1UL << (node_id % (8 * sizeof(unsigned long)));
+		mode = policy == NS_MEMORY_BIND ? MPOL_BIND : MPOL_PREFERRED;
+	}
+
+	/* the kernel reads maxnode - 1 bits, as libnuma passes them */
+	if (set_mempolicy(mode, mode == MPOL_DEFAULT ? NULL : nodemask,
+					  mode == MPOL_DEFAULT ? 0 : NS_MAX_NODES + 1) != 0)
+	{
+		snprintf(err, errlen, "set_mempolicy failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}

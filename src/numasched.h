@@ -1,0 +1,123 @@
+/*
+ * numasched.h - the PostgreSQL side of numasched
+ *
+ * Shared state: the plan in force (copied into shared memory so that every
+ * process reads the same groups, whatever its own settings), the loads per
+ * group and node, one slot per PGPROC (indexed by pgprocno, so a process
+ * finds its slot without searching) and the counters.
+ */
+#ifndef NUMASCHED_H
+#define NUMASCHED_H
+
+#include "postgres.h"
+
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "utils/timestamp.h"
+
+#include "ns_os.h"
+#include "ns_policy.h"
+
+#define NUMASCHED_NODES_LEN 256
+
+typedef enum numasched_kind
+{
+	NUMASCHED_BACKEND = 1,
+	NUMASCHED_PARALLEL_WORKER
+} numasched_kind;
+
+typedef struct numasched_slot
+{
+	pid_t		pid;			/* 0: free */
+	pid_t		leader_pid;		/* parallel workers: their leader */
+	uint8		kind;			/* numasched_kind */
+	bool		bound;			/* CPU affinity applied */
+	int			node;			/* node index in the topology */
+	int			group;			/* group of the shared plan; -1: none */
+	uint32		weight;			/* counted load, NS_CPU_LOAD units */
+	uint32		moves;
+	TimestampTz placed_at;
+	ns_cpuset	cpus;			/* the CPUs it was bound to */
+} numasched_slot;
+
+typedef enum numasched_stat
+{
+	STAT_PLACEMENTS,
+	STAT_HOME,
+	STAT_ONE_HOP,
+	STAT_FARTHER,
+	STAT_STEALS,
+	STAT_MOVES,
+	STAT_BIND_FAILURES,
+	NUMASCHED_NSTATS
+} numasched_stat;
+
+typedef struct numasched_shared
+{
+	LWLock	   *lock;
+	/* the settings the shared plan was built from */
+	bool		configured;
+	int			groups_per_node;
+	char		nodes[NUMASCHED_NODES_LEN];
+	uint32		generation;		/* bumped whenever the groups change */
+	int			ngroups;
+	/* capacities of the arrays that follow the struct */
+	int			max_groups;
+	int			nnodes;
+	int			nslots;
+	pg_atomic_uint64 stats[NUMASCHED_NSTATS];
+	TimestampTz stats_reset;
+} numasched_shared;
+
+/* settings (numasched.c) */
+extern bool numasched_enabled;
+extern int	numasched_groups_per_node;
+extern int	numasched_parallel_placement;
+extern bool numasched_prefer_previous;
+extern int	numasched_max_steal_distance;
+extern int	numasched_memory_policy;
+extern int	numasched_rebalance_interval;
+extern int	numasched_imbalance_threshold;
+extern bool numasched_migrate_memory;
+extern char *numasched_nodes;
+extern bool numasched_log_placements;
+
+/* state (state.c) */
+extern ns_topology *numasched_machine;
+extern numasched_shared *numasched_state;
+extern numasched_slot *numasched_slots;
+
+extern Size numasched_shmem_size(void);
+extern int	numasched_slot_count(void);
+extern void numasched_shmem_attach(void);
+
+/* The shared plan and loads; call with the lock held. */
+extern const ns_plan *numasched_shared_plan(void);
+extern ns_loads *numasched_shared_loads(void);
+
+/* Makes the shared plan match this process's settings; lock held exclusively. */
+extern bool numasched_sync_plan(void);
+
+/* Places "proc" (MyProc, or another process); false when nothing was done. */
+extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
+
+/* Adopts the memory policy of the node the slot now names (after a move). */
+extern void numasched_follow_slot(void);
+
+/* Forgets the slots of processes that are gone; lock held exclusively. */
+extern void numasched_forget_gone_locked(void);
+
+/* Moves a placed process; returns false (with a WARNING) when it is gone. */
+extern bool numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group);
+
+extern void numasched_settings(ns_settings *settings);
+extern void numasched_count(numasched_stat stat, uint64 n);
+
+/* ERROR unless loaded through shared_preload_libraries. */
+extern void numasched_require_loaded(void);
+
+/* The scheduler worker's entry point (scheduler.c). */
+extern PGDLLEXPORT void numasched_scheduler_main(Datum arg);
+
+#endif							/* NUMASCHED_H */

@@ -1,0 +1,428 @@
+/*
+ * state.c - numasched's shared state and the placement of processes
+ *
+ * The plan in force lives in shared memory.  A process whose settings differ
+ * from it (a new backend after a reload: new processes are forked with the
+ * postmaster's fresh settings) rebuilds it and re-counts the placed processes
+ * into the new groups; everybody else just reads it.  So an exiting process
+ * or a view never needs settings of its own, and a process that has not yet
+ * seen a reload never turns the groups back.
+ *
+ * Nothing here raises an ERROR while placing: numasched must never turn a
+ * working connection into a failing one.  A process that cannot be bound runs
+ * unbound, with a WARNING once per process and a counter.
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/twophase.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+
+#include "numasched.h"
+
+ns_topology *numasched_machine = NULL;
+numasched_shared *numasched_state = NULL;
+numasched_slot *numasched_slots = NULL;
+
+/* this process's view of the shared arrays */
+static ns_plan shared_plan;
+static ns_loads shared_loads;
+
+/* this process's own placement */
+static bool exit_callback_registered = false;
+static bool bind_warning_given = false;
+static int	applied_memory_node = -1;
+
+int
+numasched_slot_count(void)
+{
+	/* one per PGPROC, as InitProcGlobal counts them */
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
+static int
+max_groups(void)
+{
+	/* a group has at least one CPU */
+	return numasched_machine ? ns_cpuset_count(&numasched_machine->usable) : 0;
+}
+
+static int
+node_count(void)
+{
+	return numasched_machine ? numasched_machine->nnodes : 0;
+}
+
+/* Lays out the shared arrays; with base NULL only counts the size. */
+static Size
+layout(char *base)
+{
+	int			ng = max_groups();
+	int			nn = node_count();
+	Size		size = MAXALIGN(sizeof(numasched_shared));
+
+#define PLACE(field, type, count) \
+	do { \
+		if (base) field = (type *) (base + size); \
+		size = add_size(size, MAXALIGN(mul_size(sizeof(type), (count)))); \
+	} while (0)
+
+	PLACE(shared_plan.groups, ns_group, ng);
+	PLACE(shared_plan.node_first_group, int, nn);
+	PLACE(shared_plan.node_ngroups, int, nn);
+	PLACE(shared_plan.node_ncpus, int, nn);
+	PLACE(shared_plan.node_nsteal, int, nn);
+	PLACE(shared_plan.steal, int, nn * nn);
+	PLACE(shared_plan.hops, uint8_t, nn * nn);
+	PLACE(shared_loads.group, uint32_t, ng);
+	PLACE(shared_loads.node, uint64_t, nn);
+	PLACE(shared_loads.node_room, int, nn);
+	PLACE(numasched_slots, numasched_slot, numasched_slot_count());
+#undef PLACE
+	return size;
+}
+
+Size
+numasched_shmem_size(void)
+{
+	return layout(NULL);
+}
+
+static void
+copy_plan_to_shared(const ns_plan *plan)
+{
+	int			nn = node_count();
+
+	memcpy(shared_plan.groups, plan->groups, plan->ngroups * sizeof(ns_group));
+	memcpy(shared_plan.node_first_group, plan->node_first_group, nn * sizeof(int));
+	memcpy(shared_plan.node_ngroups, plan->node_ngroups, nn * sizeof(int));
+	memcpy(shared_plan.node_ncpus, plan->node_ncpus, nn * sizeof(int));
+	memcpy(shared_plan.node_nsteal, plan->node_nsteal, nn * sizeof(int));
+	memcpy(shared_plan.steal, plan->steal, nn * nn * sizeof(int));
+	memcpy(shared_plan.hops, plan->hops, nn * nn);
+	numasched_state->ngroups = plan->ngroups;
+}
+
+const ns_plan *
+numasched_shared_plan(void)
+{
+	shared_plan.ngroups = numasched_state->ngroups;
+	return &shared_plan;
+}
+
+ns_loads *
+numasched_shared_loads(void)
+{
+	return &shared_loads;
+}
+
+void
+numasched_shmem_attach(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	numasched_state = ShmemInitStruct("numasched", numasched_shmem_size(), &found);
+	layout((char *) numasched_state);
+	shared_plan.topo = numasched_machine;
+	if (!found)
+	{
+		memset(numasched_state, 0, numasched_shmem_size());
+		numasched_state->lock = &(GetNamedLWLockTranche("numasched"))->lock;
+		numasched_state->max_groups = max_groups();
+		numasched_state->nnodes = node_count();
+		numasched_state->nslots = numasched_slot_count();
+		for (int i = 0; i < NUMASCHED_NSTATS; i++)
+			pg_atomic_init_u64(&numasched_state->stats[i], 0);
+		numasched_state->stats_reset = GetCurrentTimestamp();
+		for (int i = 0; i < numasched_state->nslots; i++)
+			numasched_slots[i].group = -1;
+		/* the plan of the settings at server start */
+		numasched_sync_plan();
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+numasched_require_loaded(void)
+{
+	if (numasched_state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("numasched must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add numasched to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+void
+numasched_settings(ns_settings *settings)
+{
+	ns_settings_default(settings);
+	settings->prefer_previous = numasched_prefer_previous;
+	settings->max_steal_distance = numasched_max_steal_distance;
+	settings->parallel = numasched_parallel_placement;
+	settings->imbalance_threshold = numasched_imbalance_threshold;
+}
+
+void
+numasched_count(numasched_stat stat, uint64 n)
+{
+	pg_atomic_fetch_add_u64(&numasched_state->stats[stat], n);
+}
+
+static void
+forget_slot_locked(numasched_slot *slot)
+{
+	if (slot->group >= 0 && slot->group < numasched_state->ngroups)
+		ns_loads_add(numasched_shared_plan(), &shared_loads, slot->group, -(int64) slot->weight);
+	slot->pid = 0;
+	slot->group = -1;
+}
+
+bool
+numasched_sync_plan(void)
+{
+	const char *nodes = numasched_nodes ? numasched_nodes : "";
+	ns_cpuset	only;
+	ns_plan    *plan;
+	const ns_plan *shared;
+	char		err[NS_ERRLEN];
+
+	if (numasched_machine == NULL)
+		return false;
+	if (numasched_state->configured &&
+		numasched_state->groups_per_node == numasched_groups_per_node &&
+		strcmp(numasched_state->nodes, nodes) == 0)
+		return true;
+
+	/* the check hooks accepted these values, so only memory can fail here */
+	if ((nodes[0] && !ns_cpuset_parse(nodes, strlen(nodes), NS_MAX_NODES, &only, err, sizeof(err))) ||
+		(plan = ns_plan_build(numasched_machine, numasched_groups_per_node,
+							  nodes[0] ? &only : NULL, err, sizeof(err))) == NULL)
+	{
+		elog(WARNING, "numasched could not build CPU groups: %s", err);
+		return numasched_state->configured;
+	}
+	copy_plan_to_shared(plan);
+	ns_plan_free(plan);
+
+	/* re-count what is placed into the new groups, by the CPUs it has */
+	shared = numasched_shared_plan();
+	ns_loads_reset(shared, &shared_loads);
+	for (int i = 0; i < numasched_state->nslots; i++)
+	{
+		numasched_slot *slot = &numasched_slots[i];
+
+		if (slot->pid == 0)
+			continue;
+		slot->group = ns_group_of_cpu(shared, ns_cpuset_next(&slot->cpus, 0));
+		if (slot->group >= 0)
+			ns_loads_add(shared, &shared_loads, slot->group, slot->weight);
+	}
+	numasched_state->configured = true;
+	numasched_state->groups_per_node = numasched_groups_per_node;
+	strlcpy(numasched_state->nodes, nodes, NUMASCHED_NODES_LEN);
+	numasched_state->generation++;
+	return true;
+}
+
+static void
+release_own_slot(int code, Datum arg)
+{
+	numasched_slot *slot = &numasched_slots[MyProc->pgprocno];
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	if (slot->pid == MyProcPid)
+		forget_slot_locked(slot);
+	LWLockRelease(numasched_state->lock);
+}
+
+static void
+warn_bind_failure(pid_t pid, const char *what, const char *err)
+{
+	numasched_count(STAT_BIND_FAILURES, 1);
+	if (bind_warning_given)
+		return;
+	bind_warning_given = true;
+	ereport(WARNING,
+			(errmsg("numasched could not %s, process %d runs unbound", what, (int) pid),
+			 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
+}
+
+static void
+apply_memory_policy(int node_index)
+{
+	const ns_node *node = &numasched_machine->nodes[node_index];
+	char		err[NS_ERRLEN];
+
+	applied_memory_node = node_index;
+	if (numasched_memory_policy == NS_MEMORY_NONE)
+		return;
+	/* a node whose memory is not ours (cpuset mems) or that has none */
+	if (!node->memory_allowed || node->memory_kb == 0)
+		return;
+	if (!ns_set_memory_policy(numasched_memory_policy, node->id, err, sizeof(err)))
+		warn_bind_failure(MyProcPid, "set its memory policy", err);
+}
+
+bool
+numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
+{
+	bool		self = proc == MyProc;
+	pid_t		pid = proc->pid;
+	numasched_slot *slot;
+	const ns_plan *plan;
+	ns_settings settings;
+	ns_request	request = {kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0};
+	ns_placement where;
+	ns_cpuset	cpus;
+	char		err[NS_ERRLEN];
+
+	if (!numasched_enabled || numasched_state == NULL || numasched_machine == NULL || pid == 0)
+		return false;
+	numasched_settings(&settings);
+	if (self && kind == NUMASCHED_PARALLEL_WORKER)
+		request.worker_number = ParallelWorkerNumber;
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	if (!numasched_sync_plan())
+	{
+		LWLockRelease(numasched_state->lock);
+		return false;
+	}
+	plan = numasched_shared_plan();
+	slot = &numasched_slots[proc->pgprocno];
+	if (slot->pid == pid)
+	{
+		LWLockRelease(numasched_state->lock);
+		return false;			/* placed already */
+	}
+	if (slot->pid != 0)
+		forget_slot_locked(slot);	/* left by a process that is gone */
+	if (leader)
+	{
+		numasched_slot *lslot = &numasched_slots[leader->pgprocno];
+
+		if (lslot->pid == leader->pid && lslot->group >= 0)
+			request.leader_group = lslot->group;
+	}
+	ns_place(plan, &shared_loads, &settings, &request, &where);
+	ns_loads_add(plan, &shared_loads, where.group, NS_DEFAULT_WEIGHT);
+
+	slot->pid = pid;
+	slot->leader_pid = leader ? leader->pid : 0;
+	slot->kind = kind;
+	slot->bound = false;
+	slot->node = where.node;
+	slot->group = where.group;
+	slot->weight = NS_DEFAULT_WEIGHT;
+	slot->moves = 0;
+	slot->placed_at = GetCurrentTimestamp();
+	slot->cpus = plan->groups[where.group].cpus;
+	cpus = slot->cpus;
+	LWLockRelease(numasched_state->lock);
+
+	numasched_count(STAT_PLACEMENTS, 1);
+	numasched_count(where.hops == 0 ? STAT_HOME : where.hops == 1 ? STAT_ONE_HOP : STAT_FARTHER, 1);
+	if (where.hops > 0)
+		numasched_count(STAT_STEALS, 1);
+
+	if (self && !exit_callback_registered)
+	{
+		before_shmem_exit(release_own_slot, 0);
+		exit_callback_registered = true;
+	}
+	if (ns_bind_cpus(self ? 0 : pid, &cpus, err, sizeof(err)))
+		slot->bound = true;		/* our own slot, or one only we write now */
+	else
+		warn_bind_failure(pid, "set its CPU affinity", err);
+	if (self)
+		apply_memory_policy(where.node);
+
+	if (numasched_log_placements)
+	{
+		char		text[1024];
+
+		ns_cpuset_format(&cpus, text, sizeof(text));
+		ereport(LOG,
+				(errmsg("numasched placed %s %d on node %d, CPU group %d (CPUs %s)",
+						kind == NUMASCHED_BACKEND ? "backend" : "parallel worker", (int) pid,
+						numasched_machine->nodes[where.node].id, where.group, text),
+				 errhidestmt(true)));
+	}
+	return true;
+}
+
+void
+numasched_follow_slot(void)
+{
+	numasched_slot *slot;
+	int			node;
+
+	if (numasched_state == NULL || MyProc == NULL)
+		return;
+	slot = &numasched_slots[MyProc->pgprocno];
+	/* an unlocked read: the worst case is adopting one statement late */
+	node = slot->node;
+	if (slot->pid == MyProcPid && node != applied_memory_node)
+		apply_memory_policy(node);
+}
+
+void
+numasched_forget_gone_locked(void)
+{
+	for (int i = 0; i < numasched_state->nslots; i++)
+	{
+		numasched_slot *slot = &numasched_slots[i];
+
+		if (slot->pid != 0 && ProcGlobal->allProcs[i].pid != slot->pid)
+			forget_slot_locked(slot);
+	}
+}
+
+bool
+numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group)
+{
+	numasched_slot *slot;
+	const ns_plan *plan;
+	ns_cpuset	cpus;
+	char		err[NS_ERRLEN];
+	int			from;
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_sync_plan();
+	plan = numasched_shared_plan();
+	slot = &numasched_slots[proc->pgprocno];
+	if (slot->pid != pid)
+	{
+		LWLockRelease(numasched_state->lock);
+		ereport(WARNING,
+				(errmsg("PID %d is not placed by numasched", (int) pid),
+				 errhint("numasched places client backends and parallel workers.")));
+		return false;
+	}
+	if (group < 0)
+		group = ns_least_loaded_group(plan, &shared_loads, node_index);
+	from = slot->group;
+	if (from >= 0)
+		ns_loads_add(plan, &shared_loads, from, -(int64) slot->weight);
+	ns_loads_add(plan, &shared_loads, group, slot->weight);
+	slot->group = group;
+	slot->node = node_index;
+	slot->cpus = plan->groups[group].cpus;
+	slot->moves++;
+	cpus = slot->cpus;
+	LWLockRelease(numasched_state->lock);
+
+	numasched_count(STAT_MOVES, 1);
+	if (!ns_bind_cpus(pid, &cpus, err, sizeof(err)))
+	{
+		numasched_count(STAT_BIND_FAILURES, 1);
+		ereport(WARNING,
+				(errmsg("could not move process %d", (int) pid),
+				 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,341 @@
+/*
+ * views.c - the SQL surface: views' functions, numasched_move and
+ * numasched_reset_stats
+ *
+ * Privileges follow pg_stat_activity (other roles' processes in full only for
+ * pg_read_all_stats) and pg_terminate_backend (moving needs the rights that
+ * signalling needs).  Shared state is copied under the lock and the tuples
+ * are built after releasing it.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_authid.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/procarray.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "numasched.h"
+
+PG_FUNCTION_INFO_V1(numasched_topology);
+PG_FUNCTION_INFO_V1(numasched_distances);
+PG_FUNCTION_INFO_V1(numasched_groups);
+PG_FUNCTION_INFO_V1(numasched_processes);
+PG_FUNCTION_INFO_V1(numasched_stats);
+PG_FUNCTION_INFO_V1(numasched_move);
+PG_FUNCTION_INFO_V1(numasched_reset_stats);
+
+static text *
+cpus_text(const ns_cpuset *cpus)
+{
+	char		buf[256];
+	size_t		need = ns_cpuset_format(cpus, buf, sizeof(buf));
+	char	   *big;
+	text	   *result;
+
+	if (need < sizeof(buf))
+		return cstring_to_text(buf);
+	big = palloc(need + 1);
+	ns_cpuset_format(cpus, big, need + 1);
+	result = cstring_to_text(big);
+	pfree(big);
+	return result;
+}
+
+/* A copy of the shared plan and loads, taken under the lock. */
+typedef struct plan_copy
+{
+	int			ngroups;
+	ns_group   *groups;
+	int		   *node_first_group;
+	int		   *node_ngroups;
+	int		   *node_nsteal;
+	int		   *steal;
+	uint32	   *group_load;
+} plan_copy;
+
+static void
+copy_plan(plan_copy *copy)
+{
+	int			nn = numasched_machine->nnodes;
+	const ns_plan *plan;
+
+	LWLockAcquire(numasched_state->lock, LW_SHARED);
+	plan = numasched_shared_plan();
+	copy->ngroups = plan->ngroups;
+	copy->groups = palloc(Max(plan->ngroups, 1) * sizeof(ns_group));
+	copy->node_first_group = palloc(nn * sizeof(int));
+	copy->node_ngroups = palloc(nn * sizeof(int));
+	copy->node_nsteal = palloc(nn * sizeof(int));
+	copy->steal = palloc(nn * nn * sizeof(int));
+	copy->group_load = palloc(Max(plan->ngroups, 1) * sizeof(uint32));
+	memcpy(copy->groups, plan->groups, plan->ngroups * sizeof(ns_group));
+	memcpy(copy->node_first_group, plan->node_first_group, nn * sizeof(int));
+	memcpy(copy->node_ngroups, plan->node_ngroups, nn * sizeof(int));
+	memcpy(copy->node_nsteal, plan->node_nsteal, nn * sizeof(int));
+	memcpy(copy->steal, plan->steal, nn * nn * sizeof(int));
+	memcpy(copy->group_load, numasched_shared_loads()->group, plan->ngroups * sizeof(uint32));
+	LWLockRelease(numasched_state->lock);
+}
+
+/* ERROR unless preloaded; false when the topology could not be read. */
+static bool
+machine_known(void)
+{
+	numasched_require_loaded();
+	return numasched_machine != NULL;
+}
+
+Datum
+numasched_topology(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	plan_copy	plan;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!machine_known())
+		PG_RETURN_VOID();
+	copy_plan(&plan);
+	for (int n = 0; n < numasched_machine->nnodes; n++)
+	{
+		const ns_node *node = &numasched_machine->nodes[n];
+		Datum		values[7];
+		bool		nulls[7] = {0};
+		Datum	   *steal = palloc(Max(plan.node_nsteal[n], 1) * sizeof(Datum));
+
+		for (int k = 0; k < plan.node_nsteal[n]; k++)
+			steal[k] = Int32GetDatum(numasched_machine->nodes[plan.steal[n * numasched_machine->nnodes + k]].id);
+		values[0] = Int32GetDatum(node->id);
+		values[1] = PointerGetDatum(cpus_text(&node->cpus));
+		values[2] = Int32GetDatum(node->ncpus);
+		values[3] = Int64GetDatum((int64) (node->memory_kb / 1024));
+		values[4] = BoolGetDatum(!node->has_cpus);
+		values[5] = Int32GetDatum(plan.node_ngroups[n]);
+		if (plan.node_ngroups[n] > 0)
+			values[6] = PointerGetDatum(construct_array(steal, plan.node_nsteal[n], INT4OID,
+														sizeof(int32), true, TYPALIGN_INT));
+		else
+			nulls[6] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+Datum
+numasched_distances(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!machine_known())
+		PG_RETURN_VOID();
+	for (int a = 0; a < numasched_machine->nnodes; a++)
+	{
+		for (int b = 0; b < numasched_machine->nnodes; b++)
+		{
+			Datum		values[3];
+			bool		nulls[3] = {0};
+
+			values[0] = Int32GetDatum(numasched_machine->nodes[a].id);
+			values[1] = Int32GetDatum(numasched_machine->nodes[b].id);
+			values[2] = Int32GetDatum(ns_distance(numasched_machine, a, b));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	PG_RETURN_VOID();
+}
+
+/* A copy of the used slots. */
+static numasched_slot *
+copy_slots(int *count)
+{
+	numasched_slot *copy = palloc(numasched_state->nslots * sizeof(numasched_slot));
+	int			n = 0;
+
+	LWLockAcquire(numasched_state->lock, LW_SHARED);
+	for (int i = 0; i < numasched_state->nslots; i++)
+		if (numasched_slots[i].pid != 0)
+			copy[n++] = numasched_slots[i];
+	LWLockRelease(numasched_state->lock);
+	*count = n;
+	return copy;
+}
+
+Datum
+numasched_groups(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	plan_copy	plan;
+	numasched_slot *slots;
+	int			nslots;
+	int		   *processes;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!machine_known())
+		PG_RETURN_VOID();
+	copy_plan(&plan);
+	slots = copy_slots(&nslots);
+	processes = palloc0(Max(plan.ngroups, 1) * sizeof(int));
+	for (int i = 0; i < nslots; i++)
+		if (slots[i].group >= 0 && slots[i].group < plan.ngroups)
+			processes[slots[i].group]++;
+	for (int g = 0; g < plan.ngroups; g++)
+	{
+		Datum		values[6];
+		bool		nulls[6] = {0};
+
+		values[0] = Int32GetDatum(g);
+		values[1] = Int32GetDatum(numasched_machine->nodes[plan.groups[g].node].id);
+		values[2] = PointerGetDatum(cpus_text(&plan.groups[g].cpus));
+		values[3] = Int32GetDatum(plan.groups[g].ncpus);
+		values[4] = Float8GetDatum((double) plan.group_load[g] / NS_CPU_LOAD);
+		values[5] = Int32GetDatum(processes[g]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+/* May the current user see the details of process "pid"? */
+static bool
+may_see(pid_t pid)
+{
+	PGPROC	   *proc;
+
+	if (has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+		return true;
+	proc = BackendPidGetProc(pid);
+	return proc != NULL && has_privs_of_role(GetUserId(), proc->roleId);
+}
+
+Datum
+numasched_processes(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	numasched_slot *slots;
+	int			nslots;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!machine_known())
+		PG_RETURN_VOID();
+	slots = copy_slots(&nslots);
+	for (int i = 0; i < nslots; i++)
+	{
+		numasched_slot *slot = &slots[i];
+		Datum		values[9];
+		bool		nulls[9] = {0};
+
+		values[0] = Int32GetDatum(slot->pid);
+		values[1] = PointerGetDatum(cstring_to_text(slot->kind == NUMASCHED_BACKEND ?
+													"client backend" : "parallel worker"));
+		if (!may_see(slot->pid))
+		{
+			for (int c = 2; c < 9; c++)
+				nulls[c] = true;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			continue;
+		}
+		values[2] = Int32GetDatum(slot->leader_pid);
+		nulls[2] = slot->leader_pid == 0;
+		values[3] = Int32GetDatum(numasched_machine->nodes[slot->node].id);
+		values[4] = Int32GetDatum(slot->group);
+		nulls[4] = slot->group < 0;
+		values[5] = PointerGetDatum(cpus_text(&slot->cpus));
+		values[6] = BoolGetDatum(slot->bound);
+		values[7] = TimestampTzGetDatum(slot->placed_at);
+		values[8] = Int64GetDatum(slot->moves);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+Datum
+numasched_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[NUMASCHED_NSTATS + 1];
+	bool		nulls[NUMASCHED_NSTATS + 1] = {0};
+
+	InitMaterializedSRF(fcinfo, 0);
+	numasched_require_loaded();
+	for (int i = 0; i < NUMASCHED_NSTATS; i++)
+		values[i] = Int64GetDatum((int64) pg_atomic_read_u64(&numasched_state->stats[i]));
+	LWLockAcquire(numasched_state->lock, LW_SHARED);
+	values[NUMASCHED_NSTATS] = TimestampTzGetDatum(numasched_state->stats_reset);
+	LWLockRelease(numasched_state->lock);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	PG_RETURN_VOID();
+}
+
+Datum
+numasched_reset_stats(PG_FUNCTION_ARGS)
+{
+	numasched_require_loaded();
+	for (int i = 0; i < NUMASCHED_NSTATS; i++)
+		pg_atomic_write_u64(&numasched_state->stats[i], 0);
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_state->stats_reset = GetCurrentTimestamp();
+	LWLockRelease(numasched_state->lock);
+	PG_RETURN_VOID();
+}
+
+/* The rules of pg_signal_backend: superusers' processes need superuser. */
+static void
+check_may_move(PGPROC *proc, pid_t pid)
+{
+	if (superuser_arg(proc->roleId) && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to move process %d", (int) pid),
+				 errdetail("Only superusers can move processes of superusers.")));
+	if (!has_privs_of_role(GetUserId(), proc->roleId) &&
+		!has_privs_of_role(GetUserId(), ROLE_PG_SIGNAL_BACKEND))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to move process %d", (int) pid),
+				 errdetail("Only roles with privileges of the role whose process is being moved or with privileges of the \"pg_signal_backend\" role may move this process.")));
+}
+
+Datum
+numasched_move(PG_FUNCTION_ARGS)
+{
+	int32		pid = PG_GETARG_INT32(0);
+	int32		node_id = PG_GETARG_INT32(1);
+	int32		group = PG_ARGISNULL(2) ? -1 : PG_GETARG_INT32(2);
+	int			node_index;
+	int			first,
+				count;
+	PGPROC	   *proc;
+
+	numasched_require_loaded();
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	node_index = numasched_machine ? ns_topology_node_index(numasched_machine, node_id) : -1;
+	LWLockAcquire(numasched_state->lock, LW_SHARED);
+	first = node_index >= 0 ? numasched_shared_plan()->node_first_group[node_index] : 0;
+	count = node_index >= 0 ? numasched_shared_plan()->node_ngroups[node_index] : 0;
+	LWLockRelease(numasched_state->lock);
+	if (count == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("node %d is not used by numasched", node_id),
+				 errhint("The nodes with CPU groups are listed in the view numasched_topology.")));
+	if (!PG_ARGISNULL(2) && (group < first || group >= first + count))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("CPU group %d is not on node %d", group, node_id),
+				 errhint("Node %d has CPU groups %d to %d.", node_id, first, first + count - 1)));
+
+	proc = BackendPidGetProc(pid);
+	if (proc == NULL)
+	{
+		ereport(WARNING,
+				(errmsg("PID %d is not a PostgreSQL backend process", pid)));
+		PG_RETURN_BOOL(false);
+	}
+	check_may_move(proc, pid);
+	PG_RETURN_BOOL(numasched_move_process(proc, pid, node_index, group));
+}
