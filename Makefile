@@ -13,13 +13,18 @@ PG_CPPFLAGS = -Isrc -DNUMASCHED_VERSION='"$(EXTVERSION)"' -Wextra -Wno-unused-pa
 	-Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK += -lnuma
 
-# pg_regress on a temporary instance with numasched preloaded
-REGRESS = settings
-REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/regress.conf
+# pg_regress on a temporary instance with numasched preloaded (tmp_check is
+# the TAP tests' directory, which prove_installcheck wipes)
+REGRESS = settings views
+REGRESS_OPTS = --temp-instance=./tmp_regress --temp-config=test/regress.conf
+
+# TAP tests (PostgreSQL::Test::Cluster), run by "make installcheck" too
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
 
 # numasched-plan: the same core, linked without PostgreSQL
 PLAN_OBJS = src/numasched_plan.o src/plan_simulate.o src/plan_bench.o
-EXTRA_CLEAN = numasched-plan $(PLAN_OBJS) tmp_check results regression.diffs regression.out
+EXTRA_CLEAN = numasched-plan $(PLAN_OBJS) tmp_check tmp_regress results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -216,8 +216,9 @@ register_scheduler(void)
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	/* a connection to no database makes it visible in pg_stat_activity */
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = 2;
 	strlcpy(worker.bgw_library_name, "numasched", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "numasched_scheduler_main", BGW_MAXLEN);

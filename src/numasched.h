@@ -33,6 +33,7 @@ typedef struct numasched_slot
 	pid_t		leader_pid;		/* parallel workers: their leader */
 	uint8		kind;			/* numasched_kind */
 	bool		bound;			/* CPU affinity applied */
+	bool		self_placed;	/* gives its slot back itself on exit */
 	int			node;			/* node index in the topology */
 	int			group;			/* group of the shared plan; -1: none */
 	uint32		weight;			/* counted load, NS_CPU_LOAD units */
@@ -105,8 +106,8 @@ extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
 /* Adopts the memory policy of the node the slot now names (after a move). */
 extern void numasched_follow_slot(void);
 
-/* Forgets the slots of processes that are gone; lock held exclusively. */
-extern void numasched_forget_gone_locked(void);
+/* Forgets the slots of processes placed from outside that are gone. */
+extern void numasched_forget_gone(void);
 
 /* Moves a placed process; returns false (with a WARNING) when it is gone. */
 extern bool numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group);

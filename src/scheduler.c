@@ -16,6 +16,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "utils/guc.h"
 
 #include "numasched.h"
@@ -31,9 +32,14 @@ place_lock_group_members(void)
 		PGPROC	   *proc = &ProcGlobal->allProcs[i];
 		PGPROC	   *leader = proc->lockGroupLeader;
 
-		/* unlocked peeks; numasched_place checks again under its lock */
+		/*
+		 * Unlocked peeks; numasched_place checks the slot again under its
+		 * lock.  An exited worker leaves its lock group, but its PGPROC
+		 * keeps the pid: only a process in the proc array is placed.
+		 */
 		if (proc->pid == 0 || leader == NULL || leader == proc ||
-			numasched_slots[i].pid == proc->pid)
+			numasched_slots[i].pid == proc->pid ||
+			BackendPidGetProc(proc->pid) != proc)
 			continue;
 		numasched_place(proc, NUMASCHED_PARALLEL_WORKER, leader);
 	}
@@ -45,6 +51,7 @@ numasched_scheduler_main(Datum arg)
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	if (numasched_machine == NULL)
 	{
@@ -65,9 +72,7 @@ numasched_scheduler_main(Datum arg)
 		}
 		if (numasched_enabled)
 			place_lock_group_members();
-		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
-		numasched_forget_gone_locked();
-		LWLockRelease(numasched_state->lock);
+		numasched_forget_gone();
 	}
 	proc_exit(0);
 }

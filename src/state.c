@@ -18,6 +18,7 @@
 #include "access/twophase.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 
 #include "numasched.h"
@@ -314,6 +315,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->leader_pid = leader ? leader->pid : 0;
 	slot->kind = kind;
 	slot->bound = false;
+	slot->self_placed = self;
 	slot->node = where.node;
 	slot->group = where.group;
 	slot->weight = NS_DEFAULT_WEIGHT;
@@ -370,14 +372,24 @@ numasched_follow_slot(void)
 }
 
 void
-numasched_forget_gone_locked(void)
+numasched_forget_gone(void)
 {
+	/*
+	 * A PGPROC keeps its pid after its process exits, so ask the proc array.
+	 * Processes that placed themselves give their slot back on exit; only
+	 * the ones placed from outside need looking at.
+	 */
 	for (int i = 0; i < numasched_state->nslots; i++)
 	{
 		numasched_slot *slot = &numasched_slots[i];
+		pid_t		pid = slot->pid;
 
-		if (slot->pid != 0 && ProcGlobal->allProcs[i].pid != slot->pid)
+		if (pid == 0 || slot->self_placed || BackendPidGetProc(pid) == &ProcGlobal->allProcs[i])
+			continue;
+		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+		if (slot->pid == pid)
 			forget_slot_locked(slot);
+		LWLockRelease(numasched_state->lock);
 	}
 }
 

@@ -284,18 +284,18 @@ numasched_reset_stats(PG_FUNCTION_ARGS)
 
 /* The rules of pg_signal_backend: superusers' processes need superuser. */
 static void
-check_may_move(PGPROC *proc, pid_t pid)
+check_may_move(PGPROC *proc)
 {
 	if (superuser_arg(proc->roleId) && !superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to move process %d", (int) pid),
+				 errmsg("permission denied to move process"),
 				 errdetail("Only superusers can move processes of superusers.")));
 	if (!has_privs_of_role(GetUserId(), proc->roleId) &&
 		!has_privs_of_role(GetUserId(), ROLE_PG_SIGNAL_BACKEND))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to move process %d", (int) pid),
+				 errmsg("permission denied to move process"),
 				 errdetail("Only roles with privileges of the role whose process is being moved or with privileges of the \"pg_signal_backend\" role may move this process.")));
 }
 
@@ -336,6 +336,6 @@ numasched_move(PG_FUNCTION_ARGS)
 				(errmsg("PID %d is not a PostgreSQL backend process", pid)));
 		PG_RETURN_BOOL(false);
 	}
-	check_may_move(proc, pid);
+	check_may_move(proc);
 	PG_RETURN_BOOL(numasched_move_process(proc, pid, node_index, group));
 }
