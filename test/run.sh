@@ -55,7 +55,7 @@ as_postgres_make() {
 step "core unit tests (fixture sysfs trees)" prove test/core.t
 step "numasched-plan" prove test/cli.t
 step "fuzzers" prove test/fuzz.t
-step "pg_regress (numasched preloaded)" as_postgres_make installcheck
+step "pg_regress and TAP tests (PostgreSQL::Test::Cluster)" as_postgres_make installcheck
 
 [ -n "$scratch" ] && rm -rf "$scratch"
 echo

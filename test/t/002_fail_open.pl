@@ -1,0 +1,48 @@
+# When the kernel refuses to bind (seccomp, cpusets), a backend runs unbound:
+# the connection works, one WARNING per process, a counter.  Simulated with an
+# LD_PRELOAD shim that makes sched_setaffinity and set_mempolicy fail.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use lib 'test/t';
+use NumaschedTest;
+
+my $shim = PostgreSQL::Test::Utils::tempdir() . '/libfailbind.so';
+system('cc', '-shared', '-fPIC', '-o', $shim, 'test/t/failbind.c') == 0
+  or BAIL_OUT('could not build the failbind shim');
+
+my $node = PostgreSQL::Test::Cluster->new('failopen');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'numasched'
+numasched.groups_per_node = 1
+});
+{
+	local $ENV{LD_PRELOAD} = $shim;
+	$node->start;
+}
+my $postmaster_cpus = kernel_cpus($node->{_pid});
+
+$node->safe_psql('postgres', 'CREATE EXTENSION numasched');
+my ($ret, $out, $err) = $node->psql('postgres', 'SELECT 42');
+is($ret, 0, 'a connection works although binding fails');
+is($out, '42', '...and runs queries');
+
+my $s = $node->background_psql('postgres');
+my $pid = $s->query_safe('SELECT pg_backend_pid()');
+is($node->safe_psql('postgres', "SELECT bound FROM numasched_processes WHERE pid = $pid"), 'f',
+	'the view says the backend is not bound');
+is(kernel_cpus($pid), $postmaster_cpus, 'the kernel shows it unbound');
+cmp_ok($node->safe_psql('postgres', 'SELECT bind_failures FROM numasched_stats'), '>=', 2,
+	'numasched_stats counts the failures');
+ok($node->log_contains(qr/WARNING:  numasched could not set its CPU affinity, process $pid runs unbound\n.*DETAIL:  Sched_setaffinity failed: Operation not permitted/),
+	'a WARNING says what failed');
+my $log = slurp_file($node->logfile);
+my $warnings = () = $log =~ /process $pid runs unbound/g;
+is($warnings, 1, 'one WARNING per process, although its memory policy failed too');
+$s->quit;
+
+$node->stop;
+done_testing();
