@@ -9,7 +9,8 @@ packages=(
 	libnuma-dev numactl                # libnuma; numactl for the benchmarks
 	libkrb5-dev                        # libpq/libpq-be.h includes gssapi
 	libipc-run-perl                    # PostgreSQL's TAP tests
-	python3 util-linux procps valgrind
+	python3 python3-matplotlib        # bench/numabench and its plots
+	util-linux procps valgrind
 )
 
 missing=()

@@ -55,6 +55,7 @@ as_postgres_make() {
 step "core unit tests (fixture sysfs trees)" prove test/core.t
 step "numasched-plan" prove test/cli.t
 step "fuzzers" prove test/fuzz.t
+step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/test_numabench.py
 step "pg_regress and TAP tests (PostgreSQL::Test::Cluster)" as_postgres_make installcheck
 
 [ -n "$scratch" ] && rm -rf "$scratch"

@@ -1,0 +1,292 @@
+#!/usr/bin/python3
+"""Tests of bench/numabench: statistics, pgbench parsing, configurations, the
+workloads' plans, and a smoke run + compare.  Prints TAP (run with prove
+--exec /usr/bin/python3)."""
+
+import importlib.machinery
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+loader = importlib.machinery.SourceFileLoader("numabench", os.path.join(HERE, "numabench"))
+spec = importlib.util.spec_from_loader("numabench", loader)
+nb = importlib.util.module_from_spec(spec)
+loader.exec_module(nb)
+
+# pgbench 15's own output, captured from real runs
+SUMMARY_OK = """pgbench (15.20 (Debian 15.20-0+deb12u1))
+transaction type: <builtin: select only>
+scaling factor: 1
+query mode: simple
+number of clients: 2
+number of threads: 2
+maximum number of tries: 1
+duration: 2 s
+number of transactions actually processed: 24356
+number of failed transactions: 0 (0.000%)
+latency average = 0.162 ms
+initial connection time = 23.731 ms
+tps = 12321.658213 (without initial connection time)
+"""
+
+SUMMARY_FAILURES = """pgbench (15.20 (Debian 15.20-0+deb12u1))
+transaction type: /tmp/pgb/ser.sql
+scaling factor: 1
+query mode: simple
+number of clients: 4
+number of threads: 2
+maximum number of tries: 1
+duration: 2 s
+number of transactions actually processed: 1016
+number of failed transactions: 1931 (65.524%)
+number of serialization failures: 1931 (65.524%)
+number of deadlock failures: 0 (0.000%)
+latency average = 2.701 ms (including failures)
+initial connection time = 16.735 ms
+tps = 510.475038 (without initial connection time)
+"""
+
+LOG_LINES = """0 1 1140 0 1796045193 849553
+0 2 88 0 1796045193 849658
+1 1 serialization 0 1796045198 803491
+1 2 failed 0 1796045198 808797
+0 3 5987 0 1796045198 815254
+""".splitlines()
+
+
+def t_p_by_integration(t, df, steps=200000):
+    """Two-sided p of Student's t by Simpson's rule on the density: an
+    independent check of the continued-fraction incomplete beta."""
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    pdf = lambda x: c * (1 + x * x / df) ** (-(df + 1) / 2)
+    t = abs(t)
+    h = t / steps
+    area = pdf(0) + pdf(t) + sum((4 if k % 2 else 2) * pdf(k * h) for k in range(1, steps))
+    return 1 - 2 * area * h / 3
+
+
+class Statistics(unittest.TestCase):
+    def test_trim_keeps_a_tight_series(self):
+        kept, dropped = nb.trim([100, 100.5, 99.5, 100.2])
+        self.assertEqual(dropped, [])
+        self.assertEqual(len(kept), 4)
+
+    def test_trim_drops_one_outlier(self):
+        kept, dropped = nb.trim([100, 101, 99, 100, 120])
+        self.assertEqual(dropped, [120])
+        self.assertEqual(kept, [99, 100, 100, 101])
+
+    def test_trim_drops_the_farther_end_first(self):
+        # mean 100: both ends 50% off, the high end goes first; then 50 is 43% off
+        kept, dropped = nb.trim([50, 100, 100, 100, 150])
+        self.assertEqual(dropped, [150, 50])
+        self.assertEqual(kept, [100, 100, 100])
+
+    def test_trim_keeps_two_points(self):
+        kept, dropped = nb.trim([1, 100])
+        self.assertEqual((kept, dropped), ([1, 100], []))
+
+    def test_welch_wikipedia_example(self):
+        # Welch's t-test, Wikipedia, example 1: t = -2.46, df = 24.9, p = 0.021
+        a = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4]
+        b = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4]
+        t, df, p = nb.welch(b, a)
+        self.assertAlmostEqual(t, -2.46, places=2)
+        self.assertLess(abs(df - 24.9), 0.1)
+        self.assertAlmostEqual(p, 0.021, places=3)
+
+    def test_t_distribution_against_integration(self):
+        for t, df in ((2.228, 10), (1.0, 3.5), (0.3, 40), (4.0, 7.25), (2.0, 1000)):
+            self.assertAlmostEqual(nb.t_two_sided_p(t, df), t_p_by_integration(t, df), places=7)
+        self.assertAlmostEqual(nb.t_two_sided_p(2.228, 10), 0.0500, places=4)
+
+    def test_welch_identical_samples(self):
+        self.assertEqual(nb.welch([5, 5, 5], [5, 5, 5])[2], 1.0)
+
+    def test_cv_and_percentiles(self):
+        self.assertAlmostEqual(nb.cv([10, 12, 14]), 100 * 2 / 12)
+        values = list(range(1, 101))
+        self.assertEqual(nb.percentile(values, 95), 95)
+        self.assertEqual(nb.percentile(values, 99), 99)
+        self.assertEqual(nb.percentile([5, 1, 3], 50), 3)
+        self.assertEqual(nb.percentile([7], 99), 7)
+
+    def test_bootstrap_interval(self):
+        ratios = [0.98, 1.01, 1.0, 0.99, 1.02, 1.0, 1.03, 0.97, 1.0, 1.01]
+        lo, hi = nb.bootstrap_median_ci(ratios)
+        self.assertLessEqual(lo, 1.0)
+        self.assertGreaterEqual(hi, 1.0)
+        self.assertEqual((lo, hi), nb.bootstrap_median_ci(ratios), "seeded: the same every time")
+        lo, hi = nb.bootstrap_median_ci([1.10, 1.12, 1.09, 1.11, 1.13, 1.10, 1.12, 1.11])
+        self.assertGreater(lo, 1.0, "a clear 10% gain lies above 1.0")
+
+
+class Parsing(unittest.TestCase):
+    def test_summary(self):
+        s = nb.parse_summary(SUMMARY_OK)
+        self.assertEqual(s["tps"], 12321.658213)
+        self.assertEqual(s["latency_avg_ms"], 0.162)
+        self.assertEqual(s["transactions"], 24356)
+        self.assertEqual(s["failed"], 0)
+        self.assertEqual(s["clients"], 2)
+        self.assertEqual(s["scale"], 1)
+
+    def test_summary_with_failed_transactions(self):
+        s = nb.parse_summary(SUMMARY_FAILURES)
+        self.assertEqual(s["failed"], 1931)
+        self.assertEqual(s["latency_avg_ms"], 2.701)
+        self.assertEqual(s["tps"], 510.475038)
+
+    def test_summary_without_tps_is_an_error(self):
+        with self.assertRaises(ValueError):
+            nb.parse_summary("pgbench: error: connection failed")
+
+    def test_log(self):
+        latencies, failures = nb.parse_log(LOG_LINES + ["", "garbage"])
+        self.assertEqual(latencies, [1.14, 0.088, 5.987])
+        self.assertEqual(failures, 2)
+
+
+class Configurations(unittest.TestCase):
+    def test_builtins(self):
+        self.assertEqual(nb.parse_config("baseline")[1], {"shared_preload_libraries": "''"})
+        self.assertEqual(nb.parse_config("numasched")[1], {"shared_preload_libraries": "'numasched'"})
+
+    def test_variant(self):
+        name, settings = nb.parse_config("spread=numasched,numasched.parallel_placement=spread,"
+                                         "numasched.nodes=0-1")
+        self.assertEqual(name, "spread")
+        self.assertEqual(settings["numasched.parallel_placement"], "spread")
+        self.assertEqual(settings["numasched.nodes"], "0-1")
+        self.assertEqual(settings["shared_preload_libraries"], "'numasched'")
+
+    def test_refused(self):
+        for text in ("other", "x=elsewhere", "x=numasched,oops", "1x=baseline"):
+            with self.assertRaises(nb.UsageError, msg=text):
+                nb.parse_config(text)
+
+    def test_cli_errors_exit_2(self):
+        for argv in (["run", "--workload", "nosuch"], ["frob"], ["run", "--runs", "0"],
+                     ["compare", "/nonexistent.json", "--old", "a", "--new", "b"]):
+            self.assertEqual(nb.main(argv), 2, argv)
+
+    def test_mixed_weights(self):
+        args = nb.workload_files("mixed", 9, 1)
+        self.assertIn("-f", args)
+        self.assertTrue(args[1].endswith("oltp_ro.sql@9"))
+        self.assertTrue(args[3].endswith("analytic_q1.sql@1"))
+
+
+def have_postgres():
+    return shutil.which("pg_config") is not None and (os.getuid() != 0 or shutil.which("runuser"))
+
+
+@unittest.skipUnless(have_postgres(), "needs PostgreSQL")
+class WithServers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="numabench-test-")
+        os.chmod(cls.tmp, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_analytic_plans_use_parallel_workers(self):
+        workdir = tempfile.mkdtemp(dir=self.tmp)
+        os.chmod(workdir, 0o777)
+        c = nb.Cluster("plans", {"shared_preload_libraries": "'numasched'"}, workdir, 54790, nb.pg_bindir())
+        try:
+            c.initdb()
+            c.start()
+            nb.load_data(c, "analytic", 1)
+            for script in ("analytic_q1.sql", "analytic_join.sql"):
+                with open(os.path.join(nb.WORKLOAD_DIR, script)) as f:
+                    query = "\n".join(l for l in f.read().splitlines() if not l.startswith("--"))
+                plan = c.psql("EXPLAIN (ANALYZE, COSTS OFF) " + query.rstrip().rstrip(";"))
+                self.assertRegex(plan, r"Workers Launched: [1-9]", script)
+                if script == "analytic_join.sql":
+                    self.assertRegex(plan, r"Gather[^\n]*\n(.*\n)*.*Hash Join", script)
+        finally:
+            c.stop()
+
+    def test_smoke_run_and_compare(self):
+        out = os.path.join(self.tmp, "smoke")
+        rc = nb.main(["run", "--config", "a=baseline", "--config", "b=numasched", "--runs", "2",
+                      "--duration", "2", "--scale", "1", "--trim", "--out", out, "--port", "54760"])
+        self.assertEqual(rc, 0)
+        with open(os.path.join(out, "results.json")) as f:
+            doc = json.load(f)
+        with open(os.path.join(out, "table.txt")) as f:
+            table = f.read()
+        self.assertEqual([c["name"] for c in doc["configurations"]], ["a", "b"])
+        self.assertEqual(len(doc["results"]), 2)
+        for x in doc["results"]:
+            self.assertEqual(len(x["runs"]), 2)
+            for key in ("tps_mean", "tps_stddev", "tps_cv", "tps_mean_trimmed", "tps_cv_trimmed",
+                        "latency_avg_ms_mean", "p95_ms_mean", "p99_ms_mean"):
+                self.assertIsInstance(x["summary"][key], float, key)
+            for r in x["runs"]:
+                for key in ("tps", "latency_avg_ms", "p95_ms", "p99_ms", "failed", "dropped", "run"):
+                    self.assertIn(key, r)
+                self.assertGreater(r["tps"], 0)
+                self.assertGreater(r["logged_transactions"], 0)
+            self.assertIn("%.1f" % x["summary"]["tps_mean"], table)
+        self.assertEqual(doc["paired"][0]["a"], "a")
+        self.assertEqual(len(doc["paired"][0]["ratios"]), 2)
+        for key in nb.OVERVIEW_KEYS:
+            self.assertIn(key, doc["system"])
+        self.assertIn(doc["system"]["frequency"], ("pinned", "not pinned"))
+        self.assertTrue(os.path.exists(os.path.join(out, "plot.png")))
+        self.assertEqual(nb.main(["compare", os.path.join(out, "results.json"), "--old", "a", "--new", "b"]), 0)
+        self.assertEqual(nb.main(["compare", os.path.join(out, "results.json"),
+                                  os.path.join(out, "results.json")]), 0)
+        # unlike runs are refused
+        doc["scale"] = 5
+        other = os.path.join(self.tmp, "other.json")
+        with open(other, "w") as f:
+            json.dump(doc, f)
+        self.assertEqual(nb.main(["compare", os.path.join(out, "results.json"), other]), 2)
+        # no server is left running
+        left = subprocess.run(["pgrep", "-f", "numabench-"], capture_output=True, text=True).stdout
+        self.assertEqual(left.strip(), "", "servers left running")
+
+
+class TapResult(unittest.TextTestResult):
+    count = 0
+
+    def _tap(self, test, ok, why=""):
+        TapResult.count += 1
+        print("%sok %d - %s%s" % ("" if ok else "not ", TapResult.count, test.id().split(".", 1)[1], why),
+              flush=True)
+
+    def addSuccess(self, test):
+        self._tap(test, True)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._tap(test, False)
+        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._tap(test, False)
+        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
+
+    def addSkip(self, test, reason):
+        self._tap(test, True, " # SKIP " + reason)
+
+
+if __name__ == "__main__":
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    with open(os.devnull, "w") as devnull:
+        result = unittest.TextTestRunner(stream=devnull, resultclass=TapResult).run(suite)
+    print("1..%d" % TapResult.count)
+    sys.exit(0 if result.wasSuccessful() else 1)
