@@ -63,13 +63,41 @@ CREATE FUNCTION numasched_stats(
     OUT placements_farther bigint,
     OUT steals bigint,
     OUT moves bigint,
+    OUT moves_same_node bigint,
+    OUT moves_1_hop bigint,
+    OUT moves_farther bigint,
     OUT bind_failures bigint,
+    OUT passes bigint,
+    OUT pages_migrated bigint,
+    OUT scheduler_restarts bigint,
+    OUT last_pass timestamptz,
     OUT stats_reset timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'numasched_stats'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 CREATE VIEW numasched_stats AS SELECT * FROM numasched_stats();
+
+-- Pages per node of a server process's memory, from /proc/PID/numa_maps.
+CREATE FUNCTION numasched_memory(pid integer,
+    OUT node integer,
+    OUT pages bigint,
+    OUT size_mb double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'numasched_memory'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- Pages per node of the main shared memory segment, counting only the pages
+-- that are there (mincore), without faulting any in.
+CREATE FUNCTION numasched_shared_memory(
+    OUT node integer,
+    OUT pages bigint,
+    OUT size_mb double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'numasched_shared_memory_pages'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+CREATE VIEW numasched_shared_memory AS SELECT * FROM numasched_shared_memory();
 
 -- Checks inside follow pg_terminate_backend: the role of the process, or
 -- pg_signal_backend; superusers' processes only for superusers.
@@ -87,4 +115,4 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 REVOKE ALL ON FUNCTION numasched_reset_stats() FROM PUBLIC;
 
 GRANT SELECT ON numasched_topology, numasched_distances, numasched_groups,
-    numasched_processes, numasched_stats TO PUBLIC;
+    numasched_processes, numasched_stats, numasched_shared_memory TO PUBLIC;

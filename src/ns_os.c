@@ -76,13 +76,63 @@ ns_get_cpus(pid_t pid, ns_cpuset *cpus, char *err, size_t errlen)
 	return true;
 }
 
+/* The kernel reads maxnode - 1 bits, as libnuma passes them. */
+#define KERNEL_MAXNODE (NS_MAX_NODES + 1)
+
+static void
+node_mask(unsigned long *mask, int node_id)
+{
+	memset(mask, 0, NS_SET_WORDS(NS_MAX_NODES) * sizeof(unsigned long));
+	mask[node_id / (8 * sizeof(unsigned long))] |= 1UL << (node_id % (8 * sizeof(unsigned long)));
+}
+
+bool
+ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen)
+{
+	unsigned long from[NS_SET_WORDS(NS_MAX_NODES)];
+	unsigned long to[NS_SET_WORDS(NS_MAX_NODES)];
+
+	if (from_id < 0 || from_id >= NS_MAX_NODES || to_id < 0 || to_id >= NS_MAX_NODES)
+	{
+		snprintf(err, errlen, "node out of range");
+		return false;
+	}
+	node_mask(from, from_id);
+	node_mask(to, to_id);
+	if (migrate_pages(pid, KERNEL_MAXNODE, from, to) < 0)
+	{
+		snprintf(err, errlen, "migrate_pages failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool
+ns_interleave_range(void *start, size_t length, const ns_cpuset *nodes, char *err, size_t errlen)
+{
+	unsigned long mask[NS_SET_WORDS(NS_MAX_NODES)];
+	int			id;
+
+	memset(mask, 0, sizeof(mask));
+	NS_CPUSET_FOREACH(id, nodes)
+	{
+		if (id < NS_MAX_NODES)
+			mask[id / (8 * sizeof(unsigned long))] |= 1UL << (id % (8 * sizeof(unsigned long)));
+	}
+	if (mbind(start, length, MPOL_INTERLEAVE, mask, KERNEL_MAXNODE, MPOL_MF_MOVE) != 0)
+	{
+		snprintf(err, errlen, "mbind failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 bool
 ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t errlen)
 {
 	unsigned long nodemask[NS_SET_WORDS(NS_MAX_NODES)];
 	int			mode;
 
-	memset(nodemask, 0, sizeof(nodemask));
 	if (policy == NS_MEMORY_NONE)
 		mode = MPOL_DEFAULT;
 	else
@@ -92,13 +142,12 @@ ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t err
 			snprintf(err, errlen, "node %d is out of range", node_id);
 			return false;
 		}
-		nodemask[node_id / (8 * sizeof(unsigned long))] |= 1UL << (node_id % (8 * sizeof(unsigned long)));
+		node_mask(nodemask, node_id);
 		mode = policy == NS_MEMORY_BIND ? MPOL_BIND : MPOL_PREFERRED;
 	}
 
-	/* the kernel reads maxnode - 1 bits, as libnuma passes them */
 	if (set_mempolicy(mode, mode == MPOL_DEFAULT ? NULL : nodemask,
-					  mode == MPOL_DEFAULT ? 0 : NS_MAX_NODES + 1) != 0)
+					  mode == MPOL_DEFAULT ? 0 : KERNEL_MAXNODE) != 0)
 	{
 		snprintf(err, errlen, "set_mempolicy failed: %s", strerror(errno));
 		return false;

@@ -28,4 +28,18 @@ bool		ns_get_cpus(pid_t pid, ns_cpuset *cpus, char *err, size_t errlen);
 bool		ns_set_memory_policy(ns_memory_policy policy, int node_id,
 								 char *err, size_t errlen);
 
+/*
+ * Moves the pages of process "pid" from node "from_id" to node "to_id"
+ * (migrate_pages).  Returns false with a message on failure.
+ */
+bool		ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen);
+
+/*
+ * Interleaves the pages of [start, start + length) over the nodes in
+ * "nodes" (node ids), moving the pages already there (mbind with
+ * MPOL_MF_MOVE).
+ */
+bool		ns_interleave_range(void *start, size_t length, const ns_cpuset *nodes,
+								char *err, size_t errlen);
+
 #endif							/* NS_OS_H */

@@ -29,12 +29,6 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ClientAuthentication_hook_type prev_client_authentication_hook = NULL;
 static ExecutorStart_hook_type prev_executor_start_hook = NULL;
 
-typedef enum shared_memory_kind
-{
-	SHARED_MEMORY_DEFAULT,
-	SHARED_MEMORY_INTERLEAVE
-} shared_memory_kind;
-
 static const struct config_enum_entry parallel_placement_options[] = {
 	{"compact", NS_PARALLEL_COMPACT, false},
 	{"spread", NS_PARALLEL_SPREAD, false},
@@ -61,7 +55,7 @@ int			numasched_parallel_placement = NS_PARALLEL_COMPACT;
 bool		numasched_prefer_previous = true;
 int			numasched_max_steal_distance = 0;
 int			numasched_memory_policy = NS_MEMORY_PREFERRED;
-static int	numasched_shared_memory = SHARED_MEMORY_DEFAULT;
+int			numasched_shared_memory = SHARED_MEMORY_DEFAULT;
 int			numasched_rebalance_interval = 1000;
 int			numasched_imbalance_threshold = 25;
 bool		numasched_migrate_memory = false;
@@ -172,6 +166,9 @@ numasched_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	numasched_shmem_attach();
+	/* at server start and after a crash restart, the segment is new */
+	if (!IsUnderPostmaster && numasched_shared_memory == SHARED_MEMORY_INTERLEAVE)
+		numasched_interleave_shared_memory();
 }
 
 /* A client backend is placed once it has authenticated. */

@@ -38,6 +38,7 @@ typedef struct numasched_slot
 	int			group;			/* group of the shared plan; -1: none */
 	uint32		weight;			/* counted load, NS_CPU_LOAD units */
 	uint32		moves;
+	uint32		moved_pass;		/* scheduler pass of its last move; 0: never */
 	TimestampTz placed_at;
 	ns_cpuset	cpus;			/* the CPUs it was bound to */
 } numasched_slot;
@@ -50,7 +51,13 @@ typedef enum numasched_stat
 	STAT_FARTHER,
 	STAT_STEALS,
 	STAT_MOVES,
+	STAT_MOVES_SAME_NODE,
+	STAT_MOVES_ONE_HOP,
+	STAT_MOVES_FARTHER,
 	STAT_BIND_FAILURES,
+	STAT_PASSES,
+	STAT_PAGES_MIGRATED,
+	STAT_SCHEDULER_STARTS,
 	NUMASCHED_NSTATS
 } numasched_stat;
 
@@ -69,6 +76,8 @@ typedef struct numasched_shared
 	int			nslots;
 	pg_atomic_uint64 stats[NUMASCHED_NSTATS];
 	TimestampTz stats_reset;
+	TimestampTz last_pass;		/* end of the scheduler's last rebalancing pass */
+	uint32		pass;			/* rebalancing passes since server start */
 } numasched_shared;
 
 /* settings (numasched.c) */
@@ -83,6 +92,13 @@ extern int	numasched_imbalance_threshold;
 extern bool numasched_migrate_memory;
 extern char *numasched_nodes;
 extern bool numasched_log_placements;
+extern int	numasched_shared_memory;
+
+typedef enum numasched_shared_memory_mode
+{
+	SHARED_MEMORY_DEFAULT,
+	SHARED_MEMORY_INTERLEAVE
+} numasched_shared_memory_mode;
 
 /* state (state.c) */
 extern ns_topology *numasched_machine;
@@ -112,8 +128,29 @@ extern void numasched_forget_gone(void);
 /* Moves a placed process; returns false (with a WARNING) when it is gone. */
 extern bool numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group);
 
+/*
+ * Moves a slot to another group in the books (loads, counters, cooldown);
+ * lock held exclusively.  The caller binds the process after releasing it.
+ */
+extern void numasched_move_slot_locked(numasched_slot *slot, int group);
+
 extern void numasched_settings(ns_settings *settings);
 extern void numasched_count(numasched_stat stat, uint64 n);
+
+/* Memory of process "pid" per node id (kB), from its numa_maps. */
+extern bool numasched_process_memory(pid_t pid, uint64 *kb_per_node);
+
+/* Base pages of process "pid" on node index "node". */
+extern uint64 numasched_node_pages(pid_t pid, int node);
+
+/*
+ * The main shared memory segment: found as the mapping that holds our own
+ * ShmemInitStruct, checked by its header's magic number.
+ */
+extern bool numasched_main_segment(char **start, Size *length, Size *page_size);
+
+/* Interleaves the main segment over the usable memory nodes (postmaster). */
+extern void numasched_interleave_shared_memory(void);
 
 /* ERROR unless loaded through shared_preload_libraries. */
 extern void numasched_require_loaded(void);

@@ -1,13 +1,25 @@
 /*
  * scheduler.c - the "numasched scheduler" background worker
  *
+ * Every numasched.rebalance_interval it measures the CPU time each placed
+ * process used since the last pass (/proc/PID/stat), counts it as the
+ * process's load, and lets the core propose moves from the busiest groups
+ * to idle groups, same node first, then nodes in steal order, never beyond
+ * numasched.max_steal_distance.  A moved process is not moved again for five
+ * passes.  The books are updated under the lock; /proc is read and the
+ * kernel is asked (sched_setaffinity, migrate_pages) without it, so a pass
+ * holds the lock for microseconds.
+ *
  * Parallel workers of CREATE INDEX and VACUUM never enter the executor, so
- * they cannot place themselves: the scheduler finds them through the lock
- * group (every parallel worker is a member of its leader's) and places them
- * from outside.  It also forgets the slots of such processes once they are
- * gone (processes that placed themselves give their slot back on exit).
+ * they cannot place themselves: every 100 ms the scheduler finds them through
+ * the lock group and places them from outside, and forgets their slots once
+ * they are gone.  On SIGHUP a new groups_per_node or nodes regroups, and
+ * every placed process is re-bound to its new group.  After SIGTERM or a
+ * crash the postmaster starts it again within bgw_restart_time.
  */
 #include "postgres.h"
+
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -18,11 +30,34 @@
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "numasched.h"
 
 /* how often to look for parallel workers that are not placed yet */
 #define DISCOVERY_INTERVAL_MS 100
+#define MAX_MOVES_PER_PASS 64
+
+/* the last CPU time seen of the process in each slot */
+typedef struct cpu_sample
+{
+	pid_t		pid;
+	uint64		ticks;
+	TimestampTz at;
+} cpu_sample;
+
+/* what to tell the kernel once the lock is released */
+typedef struct rebinding
+{
+	pid_t		pid;
+	ns_cpuset	cpus;
+	int			from_node;
+	int			to_node;
+} rebinding;
+
+static cpu_sample *samples;
+static rebinding *rebindings;
+static uint32 bound_generation;
 
 static void
 place_lock_group_members(void)
@@ -45,9 +80,209 @@ place_lock_group_members(void)
 	}
 }
 
+/* utime + stime of a process, in clock ticks, from /proc/PID/stat */
+static bool
+read_cpu_ticks(pid_t pid, uint64 *ticks)
+{
+	char		path[64];
+	char	   *text;
+	char	   *p;
+	unsigned long long utime,
+				stime;
+	bool		ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	text = ns_read_text_file(path, NULL);
+	if (text == NULL)
+		return false;
+	/* the command name may hold spaces and parentheses: skip to the last ')' */
+	p = strrchr(text, ')');
+	ok = p != NULL &&
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) == 2;
+	free(text);
+	if (ok)
+		*ticks = utime + stime;
+	return ok;
+}
+
+/*
+ * Measured load of the process in slot i since the last pass, in
+ * NS_CPU_LOAD units; false until a process has been seen twice.
+ */
+static bool
+measure(int i, pid_t pid, TimestampTz now, uint32 *weight)
+{
+	static long ticks_per_second = 0;
+	cpu_sample *s = &samples[i];
+	uint64		ticks;
+	bool		known = false;
+
+	if (ticks_per_second == 0)
+		ticks_per_second = sysconf(_SC_CLK_TCK);
+	if (!read_cpu_ticks(pid, &ticks))
+	{
+		s->pid = 0;
+		return false;
+	}
+	if (s->pid == pid && now > s->at && ticks >= s->ticks)
+	{
+		double		seconds = (double) (now - s->at) / USECS_PER_SEC;
+		double		cpus = (double) (ticks - s->ticks) / ticks_per_second / seconds;
+
+		/* a backend is one thread: it cannot use more than one CPU */
+		*weight = (uint32) Min(NS_CPU_LOAD, cpus * NS_CPU_LOAD + 0.5);
+		known = true;
+	}
+	s->pid = pid;
+	s->ticks = ticks;
+	s->at = now;
+	return known;
+}
+
+static void
+apply_rebindings(int n)
+{
+	char		err[NS_ERRLEN];
+
+	for (int i = 0; i < n; i++)
+	{
+		rebinding  *r = &rebindings[i];
+
+		if (!ns_bind_cpus(r->pid, &r->cpus, err, sizeof(err)))
+		{
+			numasched_count(STAT_BIND_FAILURES, 1);
+			elog(DEBUG1, "numasched could not move process %d: %s", (int) r->pid, err);
+			continue;
+		}
+		if (numasched_log_placements)
+			ereport(LOG, (errmsg("numasched moved process %d from node %d to node %d",
+								 (int) r->pid, numasched_machine->nodes[r->from_node].id,
+								 numasched_machine->nodes[r->to_node].id)));
+		if (numasched_migrate_memory && r->from_node != r->to_node)
+		{
+			uint64		before = numasched_node_pages(r->pid, r->from_node);
+
+			if (ns_migrate_pages(r->pid, numasched_machine->nodes[r->from_node].id,
+								 numasched_machine->nodes[r->to_node].id, err, sizeof(err)))
+			{
+				uint64		after = numasched_node_pages(r->pid, r->from_node);
+
+				numasched_count(STAT_PAGES_MIGRATED, before > after ? before - after : 0);
+			}
+			else
+				elog(DEBUG1, "numasched could not migrate the pages of process %d: %s", (int) r->pid, err);
+		}
+	}
+}
+
+/*
+ * After a regroup (reload), every placed process is bound to the CPUs of the
+ * group it was counted into.  Lock held exclusively; returns the rebindings.
+ */
+static int
+rebind_after_regroup_locked(void)
+{
+	const ns_plan *plan = numasched_shared_plan();
+	int			n = 0;
+
+	if (bound_generation == numasched_state->generation)
+		return 0;
+	bound_generation = numasched_state->generation;
+	for (int i = 0; i < numasched_state->nslots && n < numasched_state->nslots; i++)
+	{
+		numasched_slot *slot = &numasched_slots[i];
+
+		if (slot->pid == 0 || slot->group < 0 ||
+			ns_cpuset_equal(&slot->cpus, &plan->groups[slot->group].cpus))
+			continue;
+		slot->cpus = plan->groups[slot->group].cpus;
+		rebindings[n].pid = slot->pid;
+		rebindings[n].cpus = slot->cpus;
+		rebindings[n].from_node = rebindings[n].to_node = slot->node;
+		n++;
+	}
+	return n;
+}
+
+static void
+rebalance_pass(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			nslots = numasched_state->nslots;
+	uint32	   *weight = palloc(nslots * sizeof(uint32));
+	bool	   *measured = palloc(nslots * sizeof(bool));
+	ns_proc    *procs = palloc(nslots * sizeof(ns_proc));
+	int		   *index = palloc(nslots * sizeof(int));
+	ns_move		moves[MAX_MOVES_PER_PASS];
+	ns_settings settings;
+	const ns_plan *plan;
+	int			nprocs = 0;
+	int			nmoves;
+	int			nrebind;
+
+	/* read /proc without the lock */
+	for (int i = 0; i < nslots; i++)
+	{
+		pid_t		pid = numasched_slots[i].pid;
+
+		measured[i] = pid != 0 && measure(i, pid, now, &weight[i]);
+	}
+
+	numasched_settings(&settings);
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_sync_plan();
+	plan = numasched_shared_plan();
+	nrebind = rebind_after_regroup_locked();
+	numasched_state->pass++;
+	for (int i = 0; i < nslots; i++)
+	{
+		numasched_slot *slot = &numasched_slots[i];
+
+		if (slot->pid == 0 || slot->group < 0)
+			continue;
+		if (measured[i] && samples[i].pid == slot->pid)
+		{
+			ns_loads_add(plan, numasched_shared_loads(), slot->group,
+						 (int64) weight[i] - (int64) slot->weight);
+			slot->weight = weight[i];
+		}
+		procs[nprocs].group = slot->group;
+		procs[nprocs].weight = slot->weight;
+		procs[nprocs].moved_pass = slot->moved_pass;
+		/* under compact, a parallel worker stays on its leader's node */
+		procs[nprocs].keep_node = slot->kind == NUMASCHED_PARALLEL_WORKER &&
+			numasched_parallel_placement == NS_PARALLEL_COMPACT ? slot->node : -1;
+		index[nprocs++] = i;
+	}
+	nmoves = ns_rebalance(plan, &settings, procs, nprocs, numasched_state->pass,
+						  moves, MAX_MOVES_PER_PASS);
+	for (int m = 0; m < nmoves; m++)
+	{
+		numasched_slot *slot = &numasched_slots[index[moves[m].proc]];
+		rebinding  *r = &rebindings[nrebind++];
+
+		r->pid = slot->pid;
+		r->from_node = slot->node;
+		numasched_move_slot_locked(slot, moves[m].to_group);
+		r->to_node = slot->node;
+		r->cpus = slot->cpus;
+	}
+	numasched_state->last_pass = GetCurrentTimestamp();
+	LWLockRelease(numasched_state->lock);
+
+	apply_rebindings(nrebind);
+	numasched_count(STAT_PASSES, 1);
+	pfree(weight);
+	pfree(measured);
+	pfree(procs);
+	pfree(index);
+}
+
 void
 numasched_scheduler_main(Datum arg)
 {
+	TimestampTz next_pass = 0;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
@@ -58,12 +293,20 @@ numasched_scheduler_main(Datum arg)
 		ereport(LOG, (errmsg("numasched scheduler has no topology and exits")));
 		proc_exit(0);
 	}
+	if (pg_atomic_fetch_add_u64(&numasched_state->stats[STAT_SCHEDULER_STARTS], 1) > 0)
+		ereport(LOG, (errmsg("numasched scheduler restarted")));
+
+	samples = MemoryContextAllocZero(TopMemoryContext,
+									 numasched_state->nslots * sizeof(cpu_sample));
+	rebindings = MemoryContextAlloc(TopMemoryContext,
+									(numasched_state->nslots + MAX_MOVES_PER_PASS) * sizeof(rebinding));
+	bound_generation = numasched_state->generation;
 
 	while (!ShutdownRequestPending)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 DISCOVERY_INTERVAL_MS, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+		long		timeout = DISCOVERY_INTERVAL_MS;
+		TimestampTz now;
+
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
@@ -73,6 +316,21 @@ numasched_scheduler_main(Datum arg)
 		if (numasched_enabled)
 			place_lock_group_members();
 		numasched_forget_gone();
+
+		now = GetCurrentTimestamp();
+		if (numasched_enabled && numasched_rebalance_interval > 0)
+		{
+			if (now >= next_pass)
+			{
+				rebalance_pass();
+				next_pass = TimestampTzPlusMilliseconds(now, numasched_rebalance_interval);
+			}
+			timeout = Min(timeout, Max(1, (next_pass - now) / 1000));
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 	}
-	proc_exit(0);
+	/* exit status 1: the postmaster starts it again (unless it is shutting down) */
+	proc_exit(1);
 }

@@ -18,10 +18,12 @@
 #include "access/twophase.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/pg_shmem.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
 
 #include "numasched.h"
+#include "ns_numa_maps.h"
 
 ns_topology *numasched_machine = NULL;
 numasched_shared *numasched_state = NULL;
@@ -320,6 +322,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->group = where.group;
 	slot->weight = NS_DEFAULT_WEIGHT;
 	slot->moves = 0;
+	slot->moved_pass = 0;
 	slot->placed_at = GetCurrentTimestamp();
 	slot->cpus = plan->groups[where.group].cpus;
 	cpus = slot->cpus;
@@ -393,6 +396,27 @@ numasched_forget_gone(void)
 	}
 }
 
+void
+numasched_move_slot_locked(numasched_slot *slot, int group)
+{
+	const ns_plan *plan = numasched_shared_plan();
+	int			to_node = plan->groups[group].node;
+	int			hops = plan->hops[slot->node * plan->topo->nnodes + to_node];
+
+	if (slot->group >= 0)
+		ns_loads_add(plan, &shared_loads, slot->group, -(int64) slot->weight);
+	ns_loads_add(plan, &shared_loads, group, slot->weight);
+	slot->group = group;
+	slot->node = to_node;
+	slot->cpus = plan->groups[group].cpus;
+	slot->moves++;
+	/* a moved process stays put for a while, whoever moved it */
+	slot->moved_pass = Max(numasched_state->pass, 1);
+	numasched_count(STAT_MOVES, 1);
+	numasched_count(hops == 0 ? STAT_MOVES_SAME_NODE :
+					hops == 1 ? STAT_MOVES_ONE_HOP : STAT_MOVES_FARTHER, 1);
+}
+
 bool
 numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group)
 {
@@ -400,7 +424,6 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group)
 	const ns_plan *plan;
 	ns_cpuset	cpus;
 	char		err[NS_ERRLEN];
-	int			from;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
@@ -416,18 +439,10 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group)
 	}
 	if (group < 0)
 		group = ns_least_loaded_group(plan, &shared_loads, node_index);
-	from = slot->group;
-	if (from >= 0)
-		ns_loads_add(plan, &shared_loads, from, -(int64) slot->weight);
-	ns_loads_add(plan, &shared_loads, group, slot->weight);
-	slot->group = group;
-	slot->node = node_index;
-	slot->cpus = plan->groups[group].cpus;
-	slot->moves++;
+	numasched_move_slot_locked(slot, group);
 	cpus = slot->cpus;
 	LWLockRelease(numasched_state->lock);
 
-	numasched_count(STAT_MOVES, 1);
 	if (!ns_bind_cpus(pid, &cpus, err, sizeof(err)))
 	{
 		numasched_count(STAT_BIND_FAILURES, 1);
@@ -437,4 +452,100 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group)
 		return false;
 	}
 	return true;
+}
+
+bool
+numasched_process_memory(pid_t pid, uint64 *kb_per_node)
+{
+	char		path[64];
+	char	   *text;
+	bool		ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int) pid);
+	text = ns_read_text_file(path, NULL);
+	if (text == NULL)
+		return false;
+	ok = ns_numa_maps_kb(text, kb_per_node, NS_MAX_NODES, 0, NULL, 0);
+	free(text);
+	return ok;
+}
+
+uint64
+numasched_node_pages(pid_t pid, int node)
+{
+	uint64	   *kb = calloc(NS_MAX_NODES, sizeof(uint64));
+	uint64		pages = 0;
+
+	if (kb && numasched_process_memory(pid, kb))
+		pages = kb[numasched_machine->nodes[node].id] * 1024 / sysconf(_SC_PAGESIZE);
+	free(kb);
+	return pages;
+}
+
+bool
+numasched_main_segment(char **start, Size *length, Size *page_size)
+{
+	uintptr_t	inside = (uintptr_t) numasched_state;
+	char	   *maps = ns_read_text_file("/proc/self/smaps", NULL);
+	char	   *line;
+	bool		found = false;
+
+	if (maps == NULL)
+		return false;
+	*page_size = sysconf(_SC_PAGESIZE);
+	for (line = maps; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+	{
+		unsigned long lo,
+					hi,
+					kb;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+		{
+			if (found)
+				break;			/* the next mapping: done */
+			if (lo <= inside && inside < hi)
+			{
+				found = true;
+				*start = (char *) lo;
+				*length = hi - lo;
+			}
+		}
+		else if (found && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1)
+			*page_size = kb * 1024;
+	}
+	free(maps);
+	return found && ((PGShmemHeader *) *start)->magic == PGShmemMagic;
+}
+
+void
+numasched_interleave_shared_memory(void)
+{
+	char	   *start;
+	Size		length,
+				page_size;
+	ns_cpuset	nodes;
+	char		err[NS_ERRLEN];
+	char		list[256];
+
+	if (numasched_machine == NULL)
+		return;
+	if (!numasched_main_segment(&start, &length, &page_size))
+	{
+		ereport(WARNING,
+				(errmsg("numasched could not find the main shared memory segment, it is not interleaved")));
+		return;
+	}
+	ns_cpuset_zero(&nodes);
+	for (int n = 0; n < numasched_machine->nnodes; n++)
+		if (numasched_machine->nodes[n].memory_allowed && numasched_machine->nodes[n].memory_kb > 0)
+			ns_cpuset_set(&nodes, numasched_machine->nodes[n].id);
+	ns_cpuset_format(&nodes, list, sizeof(list));
+	if (!ns_interleave_range(start, length, &nodes, err, sizeof(err)))
+		ereport(WARNING,
+				(errmsg("numasched could not interleave the main shared memory segment"),
+				 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
+	else
+		ereport(LOG,
+				(errmsg("numasched interleaved the main shared memory segment (%zu MB) over nodes %s",
+						length / (1024 * 1024), list)));
 }

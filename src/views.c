@@ -9,6 +9,10 @@
  */
 #include "postgres.h"
 
+#include <numaif.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -28,6 +32,8 @@ PG_FUNCTION_INFO_V1(numasched_processes);
 PG_FUNCTION_INFO_V1(numasched_stats);
 PG_FUNCTION_INFO_V1(numasched_move);
 PG_FUNCTION_INFO_V1(numasched_reset_stats);
+PG_FUNCTION_INFO_V1(numasched_memory);
+PG_FUNCTION_INFO_V1(numasched_shared_memory_pages);
 
 static text *
 cpus_text(const ns_cpuset *cpus)
@@ -256,15 +262,21 @@ Datum
 numasched_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[NUMASCHED_NSTATS + 1];
-	bool		nulls[NUMASCHED_NSTATS + 1] = {0};
+	Datum		values[NUMASCHED_NSTATS + 2];
+	bool		nulls[NUMASCHED_NSTATS + 2] = {0};
+	uint64		starts;
 
 	InitMaterializedSRF(fcinfo, 0);
 	numasched_require_loaded();
 	for (int i = 0; i < NUMASCHED_NSTATS; i++)
 		values[i] = Int64GetDatum((int64) pg_atomic_read_u64(&numasched_state->stats[i]));
+	/* the scheduler's first start is not a restart */
+	starts = pg_atomic_read_u64(&numasched_state->stats[STAT_SCHEDULER_STARTS]);
+	values[STAT_SCHEDULER_STARTS] = Int64GetDatum(starts > 0 ? (int64) starts - 1 : 0);
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
-	values[NUMASCHED_NSTATS] = TimestampTzGetDatum(numasched_state->stats_reset);
+	values[NUMASCHED_NSTATS] = TimestampTzGetDatum(numasched_state->last_pass);
+	nulls[NUMASCHED_NSTATS] = numasched_state->last_pass == 0;
+	values[NUMASCHED_NSTATS + 1] = TimestampTzGetDatum(numasched_state->stats_reset);
 	LWLockRelease(numasched_state->lock);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	PG_RETURN_VOID();
@@ -275,7 +287,8 @@ numasched_reset_stats(PG_FUNCTION_ARGS)
 {
 	numasched_require_loaded();
 	for (int i = 0; i < NUMASCHED_NSTATS; i++)
-		pg_atomic_write_u64(&numasched_state->stats[i], 0);
+		if (i != STAT_SCHEDULER_STARTS)
+			pg_atomic_write_u64(&numasched_state->stats[i], 0);
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_state->stats_reset = GetCurrentTimestamp();
 	LWLockRelease(numasched_state->lock);
@@ -338,4 +351,110 @@ numasched_move(PG_FUNCTION_ARGS)
 	}
 	check_may_move(proc);
 	PG_RETURN_BOOL(numasched_move_process(proc, pid, node_index, group));
+}
+
+/* One row per node: pages (of "page_kb" kB) and MB. */
+static void
+put_node_rows(ReturnSetInfo *rsinfo, const uint64 *kb_per_node, Size page_kb)
+{
+	for (int id = 0; id < NS_MAX_NODES; id++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {0};
+
+		if (kb_per_node[id] == 0 && ns_topology_node_index(numasched_machine, id) < 0)
+			continue;
+		values[0] = Int32GetDatum(id);
+		values[1] = Int64GetDatum((int64) (kb_per_node[id] / page_kb));
+		values[2] = Float8GetDatum((double) kb_per_node[id] / 1024.0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+Datum
+numasched_memory(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int32		pid = PG_GETARG_INT32(0);
+	uint64	   *kb;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!machine_known())
+		PG_RETURN_VOID();
+	if (BackendPidGetProc(pid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("PID %d is not a PostgreSQL backend process", pid)));
+	if (!may_see(pid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to see the memory of process %d", pid),
+				 errdetail("Only roles with privileges of the role of the process or of \"pg_read_all_stats\" may see it.")));
+	kb = palloc0(NS_MAX_NODES * sizeof(uint64));
+	if (!numasched_process_memory(pid, kb))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read \"/proc/%d/numa_maps\": %m", pid)));
+	put_node_rows(rsinfo, kb, sysconf(_SC_PAGESIZE) / 1024);
+	PG_RETURN_VOID();
+}
+
+/*
+ * Pages per node of the main shared memory segment.  mincore() says which
+ * pages are resident without faulting any in; only those are looked up with
+ * move_pages() (after a read that maps an existing page into this process,
+ * which allocates nothing).
+ */
+Datum
+numasched_shared_memory_pages(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *start;
+	Size		length,
+				page_size;
+	Size		npages;
+	unsigned char *resident;
+	uint64	   *kb;
+	enum
+	{
+		BATCH = 1024
+	};
+	void	   *addrs[BATCH];
+	int			status[BATCH];
+	int			n = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!machine_known())
+		PG_RETURN_VOID();
+	if (!numasched_main_segment(&start, &length, &page_size))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not find the main shared memory segment in /proc/self/smaps")));
+	/* mincore counts in base pages, also for a huge-page mapping */
+	npages = length / sysconf(_SC_PAGESIZE);
+	resident = palloc(npages);
+	if (mincore(start, length, resident) != 0)
+		ereport(ERROR, (errmsg("mincore failed: %m")));
+	kb = palloc0(NS_MAX_NODES * sizeof(uint64));
+	for (Size offset = 0; offset < length; offset += page_size)
+	{
+		bool		last = offset + page_size >= length;
+
+		if (resident[offset / sysconf(_SC_PAGESIZE)] & 1)
+		{
+			(void) *(volatile char *) (start + offset);
+			addrs[n++] = start + offset;
+		}
+		if (n == BATCH || (last && n > 0))
+		{
+			if (move_pages(0, n, addrs, NULL, status, 0) != 0)
+				ereport(ERROR, (errmsg("move_pages failed: %m")));
+			for (int i = 0; i < n; i++)
+				if (status[i] >= 0 && status[i] < NS_MAX_NODES)
+					kb[status[i]] += page_size / 1024;
+			n = 0;
+		}
+	}
+	put_node_rows(rsinfo, kb, page_size / 1024);
+	PG_RETURN_VOID();
 }

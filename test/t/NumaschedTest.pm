@@ -13,9 +13,10 @@ sub kernel_cpus
 {
 	my ($pid) = @_;
 	open(my $fh, '<', "/proc/$pid/status") or return undef;
-	while (<$fh>)
+	# a lexical line: callers may loop over pids with $_
+	while (my $line = <$fh>)
 	{
-		return $1 if /^Cpus_allowed_list:\s*(\S+)/;
+		return $1 if $line =~ /^Cpus_allowed_list:\s*(\S+)/;
 	}
 	return undef;
 }

@@ -7,6 +7,7 @@
  * Broken trees are made here, in a temporary directory.  Output is TAP.
  */
 #define _GNU_SOURCE
+#include "ns_numa_maps.h"
 #include "ns_policy.h"
 #include "tap.h"
 
@@ -637,6 +638,29 @@ test_rebalance(void)
 	ns_topology_free(topo);
 }
 
+/* ---- numa_maps ----------------------------------------------------------- */
+
+static void
+test_numa_maps(void)
+{
+	const char *text =
+		"55d0c0a00000 default file=/usr/lib/postgresql/15/bin/postgres mapped=300 N0=200 N1=100 kernelpagesize_kB=4\n"
+		"7f3a40000000 interleave:0-1 file=/dev/zero\\040(deleted) dirty=90 N0=50 N1=40 kernelpagesize_kB=4\n"
+		"7f3b00000000 prefer:1 file=/anon_hugepage\\040(deleted) huge dirty=3 N1=3 kernelpagesize_kB=2048\n"
+		"7ffc10000000 default stack anon=5 dirty=5 N0=5 kernelpagesize_kB=4\n";
+	uint64_t	kb[4] = {0};
+	char		policy[64] = "";
+
+	tap_ok(ns_numa_maps_kb(text, kb, 4, 0, NULL, 0), "numa_maps: parses");
+	is_int(kb[0], (200 + 50 + 5) * 4, "numa_maps: node 0 kB over all mappings");
+	is_int(kb[1], (100 + 40) * 4 + 3 * 2048, "numa_maps: node 1 kB, huge pages counted at their size");
+	memset(kb, 0, sizeof(kb));
+	tap_ok(ns_numa_maps_kb(text, kb, 4, 0x7f3a40000000, policy, sizeof(policy)), "numa_maps: one mapping");
+	is_int(kb[0] + kb[1], 90 * 4, "numa_maps: only that mapping counts");
+	is_str(policy, "interleave:0-1", "numa_maps: its policy");
+	tap_ok(!ns_numa_maps_kb("not a line\n", kb, 4, 0, NULL, 0), "numa_maps: garbage is refused");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -655,5 +679,6 @@ main(int argc, char **argv)
 	test_broken_trees();
 	test_placement();
 	test_rebalance();
+	test_numa_maps();
 	return tap_done();
 }
