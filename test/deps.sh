@@ -11,6 +11,7 @@ packages=(
 	libipc-run-perl                    # PostgreSQL's TAP tests
 	python3 python3-matplotlib        # bench/numabench and its plots
 	util-linux procps valgrind
+	qemu-system-x86 busybox-static cpio  # the multi-node VM (test/vm/run.sh)
 )
 
 missing=()

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Boots a VM with emulated NUMA nodes (qemu, software emulation: no /dev/kvm)
+# and runs the multi-node checks (test/vm/t/*.pl) inside, against the real
+# kernel of the guest.  The guest sees the host's root file system read-only
+# over 9p with a tmpfs overlay, so numasched must be installed on the host
+# first (make install).  Run as root:
+#
+#     bash test/vm/run.sh 2      # two nodes, distances like a 2-socket box
+#     bash test/vm/run.sh 4      # four nodes, near and far pairs
+#
+# Exit status: the guest's (0 = every check passed); 124 if it hung.
+set -euo pipefail
+
+nodes=${1:-2}
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cache=/var/cache/numasched-vm
+timeout_s=${VM_TIMEOUT:-900}
+
+case "$nodes" in
+	2)
+		# a 2-socket box: 2 CPUs and 1 GB per node, remote distance 21
+		numa=(-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
+			-numa dist,src=0,dst=1,val=21)
+		;;
+	4)
+		# four nodes of one CPU: 0-1 and 2-3 near (12), the pairs far (32)
+		numa=(-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1
+			-numa node,nodeid=2,cpus=2,memdev=m2 -numa node,nodeid=3,cpus=3,memdev=m3
+			-numa dist,src=0,dst=1,val=12 -numa dist,src=2,dst=3,val=12
+			-numa dist,src=0,dst=2,val=32 -numa dist,src=0,dst=3,val=32
+			-numa dist,src=1,dst=2,val=32 -numa dist,src=1,dst=3,val=32)
+		;;
+	*)
+		echo "run.sh: nodes must be 2 or 4, not \"$nodes\"" >&2
+		exit 2
+		;;
+esac
+memory=()
+for n in $(seq 0 $((nodes - 1))); do
+	memory+=(-object "memory-backend-ram,id=m$n,size=$((2048 / nodes))M")
+done
+
+# The kernel: Debian's, unpacked (not installed); the exact package that
+# linux-image-amd64 depends on, not a wildcard.
+mkdir -p "$cache"
+kver=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\(.*\)/\1/p' | head -1)
+if [ -z "$kver" ]; then
+	apt-get update -qq
+	kver=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)/\1/p' | head -1)
+fi
+if [ ! -f "$cache/$kver/boot/vmlinuz-$kver" ]; then
+	(cd "$cache" && apt-get download -qq "linux-image-$kver" 2>/dev/null &&
+		dpkg-deb -x linux-image-"$kver"_*.deb "$kver" && rm -f linux-image-"$kver"_*.deb)
+fi
+modules="$cache/$kver/lib/modules/$kver/kernel"
+
+# The initramfs: static busybox, the init script, and the modules for virtio,
+# 9p and overlay, in load order.
+initrd="$cache/initrd-$kver.gz"
+if [ ! -f "$initrd" ] || [ "$top/test/vm/init" -nt "$initrd" ]; then
+	build=$(mktemp -d)
+	mkdir -p "$build"/{bin,proc,sys,dev,modules}
+	cp "$(command -v busybox)" "$build/bin/busybox"
+	cp "$top/test/vm/init" "$build/init"
+	chmod +x "$build/init"
+	for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_legacy_dev \
+		drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci fs/netfs/netfs \
+		fs/fscache/fscache net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay; do
+		cp "$modules/$m.ko" "$build/modules/"
+		basename "$m.ko" >> "$build/modules.order"
+	done
+	(cd "$build" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd"
+	rm -rf "$build"
+fi
+
+results=$(mktemp -d /tmp/numasched-vm-XXXXXX)
+chmod 777 "$results"
+set +e
+timeout "$timeout_s" qemu-system-x86_64 -machine pc,accel=tcg -cpu max -smp "$nodes",sockets="$nodes" -m 2G \
+	"${memory[@]}" "${numa[@]}" \
+	-nographic -no-reboot -serial mon:stdio \
+	-kernel "$cache/$kver/boot/vmlinuz-$kver" -initrd "$initrd" \
+	-append "console=ttyS0 quiet panic=-1 numasched.test=$top/test/vm/inside.sh numasched.nodes=$nodes" \
+	-virtfs local,path=/,mount_tag=hostroot,readonly=on,security_model=none \
+	-virtfs local,path="$results",mount_tag=results,security_model=none \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 > "$results/console" 2>&1 < /dev/null
+qemu_status=$?
+set -e
+if [ "$qemu_status" = 124 ]; then
+	tail -n 50 "$results/console"
+	echo "run.sh: the $nodes-node guest hung (no exit within $timeout_s s)"
+	exit 124
+fi
+cat "$results/output" 2>/dev/null || tail -n 50 "$results/console"
+rm -rf "$results"
+# isa-debug-exit: qemu's status is (guest status << 1) | 1
+if [ $((qemu_status & 1)) = 1 ]; then
+	exit $((qemu_status >> 1))
+fi
+echo "run.sh: the guest did not report a status (qemu exited with $qemu_status)"
+exit 1

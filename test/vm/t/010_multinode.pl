@@ -1,0 +1,175 @@
+# Multi-node placement against a real kernel, in a VM with emulated NUMA
+# nodes (test/vm/run.sh).  Every answer is the kernel's: Cpus_allowed_list in
+# /proc/PID/status, the task's memory policy in /proc/PID/numa_maps.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use lib 'test/t';
+use NumaschedTest;
+
+my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
+plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
+my %cpus_of_node = map { $_ => slurp_file("/sys/devices/system/node/node$_/cpulist") =~ s/\s+//gr } @nodes;
+my %distance;
+for my $a (@nodes)
+{
+	my @d = split ' ', slurp_file("/sys/devices/system/node/node$a/distance");
+	$distance{$a}{ $nodes[$_] } = $d[$_] for 0 .. $#nodes;
+}
+my $N = scalar @nodes;
+my $wait = 120;    # software emulation is slow
+
+sub expand
+{
+	my @cpus;
+	for (split /,/, $_[0]) { my ($a, $b) = split /-/; push @cpus, $a .. ($b // $a) }
+	return @cpus;
+}
+
+# the node whose CPUs hold all of a process's allowed CPUs, or -1
+sub node_of_pid
+{
+	my @cpus = expand(kernel_cpus($_[0]) // '');
+	for my $n (@nodes)
+	{
+		my %on = map { $_ => 1 } expand($cpus_of_node{$n});
+		return $n if @cpus && !grep { !$on{$_} } @cpus;
+	}
+	return -1;
+}
+
+# the task's memory policy, as numa_maps prints it for the heap
+sub memory_policy
+{
+	open(my $fh, '<', "/proc/$_[0]/numa_maps") or return '';
+	my ($line) = grep { /\bheap\b/ } <$fh>;
+	return ($line // '') =~ /^\S+ (\S+)/ ? $1 : '';
+}
+
+my $node = PostgreSQL::Test::Cluster->new('multinode');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'numasched'
+numasched.rebalance_interval = 0
+numasched.log_placements = on
+max_worker_processes = 16
+max_parallel_workers_per_gather = 1
+parallel_setup_cost = 0
+parallel_tuple_cost = 0
+min_parallel_table_scan_size = 0
+});
+$node->start;
+$postmaster_cpus = kernel_cpus($node->{_pid});
+$node->safe_psql('postgres', q{
+CREATE EXTENSION numasched;
+CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 300) g;
+CREATE FUNCTION slow(int) RETURNS bool LANGUAGE plpgsql PARALLEL SAFE
+  AS $$ BEGIN PERFORM pg_sleep(0.02); RETURN true; END $$;
+});
+
+# --- the topology numasched reads is the VM's --------------------------------
+is($node->safe_psql('postgres', 'SELECT count(*) FROM numasched_topology WHERE cpu_groups > 0'), $N,
+	"numasched sees the $N nodes");
+is($node->safe_psql('postgres', 'SELECT string_agg(distance::text, \' \' ORDER BY from_node, to_node) FROM numasched_distances'),
+	join(' ', map { my $a = $_; map { $distance{$a}{$_} } @nodes } @nodes), 'and the distances qemu was given');
+
+# --- backends spread over nodes by load -----------------------------------------
+my @sessions = map { $node->background_psql('postgres') } 1 .. $N;
+my @pids = map { $_->query_safe('SELECT pg_backend_pid()') } @sessions;
+my @on = map { node_of_pid($_) } @pids;
+is(join(' ', sort @on), join(' ', sort @nodes), "$N backends land one per node (@on)");
+is(memory_policy($pids[$_]), "prefer:$on[$_]", "backend $pids[$_] prefers its node's memory") for 0 .. $#pids;
+$_->quit for @sessions;
+wait_until(sub { $node->safe_psql('postgres', 'SELECT count(*) FROM numasched_processes') == 1 }, $wait);
+
+# --- parallel workers: compact, spill to the nearest node, spread ----------------
+# Starts the slow query in $session and returns the node its worker is bound
+# to.  The worker is found by its process title, not with SQL: a polling
+# connection would itself be placed and could fill the node being tested.
+my $postmaster_cpus;
+sub worker_node
+{
+	my ($session, $leader) = @_;
+	$session->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM t WHERE slow(x);\n");
+	my $n = wait_until(sub {
+		my ($w) = split ' ', `pgrep -f 'parallel worker for PID $leader\\b'`;
+		return undef unless $w && (kernel_cpus($w) // $postmaster_cpus) ne $postmaster_cpus;
+		return [ node_of_pid($w) ];	# a reference: node 0 is true too
+	}, $wait);
+	$session->query_safe('SELECT 1');
+	return $n ? $n->[0] : -2;
+}
+
+my $leader = $node->background_psql('postgres');
+my $lpid = $leader->query_safe('SELECT pg_backend_pid()');
+my $home = node_of_pid($lpid);
+my $filler;
+if (cpu_count($cpus_of_node{$home}) > 1)
+{
+	is(worker_node($leader, $lpid), $home, 'compact: the worker sits on its leader\'s node');
+	# fill the leader's node: one more backend there makes it full
+	$filler = $node->background_psql('postgres');
+	my $fpid = $filler->query_safe('SELECT pg_backend_pid()');
+	$node->safe_psql('postgres', "SELECT numasched_move($fpid, $home)");
+}
+my ($nearest) = sort { $distance{$home}{$a} <=> $distance{$home}{$b} || $a <=> $b } grep { $_ != $home } @nodes;
+my $spill = worker_node($leader, $lpid);
+is($spill, $nearest, "leader's node $home full: the worker goes to the nearest node ($nearest)");
+is($distance{$home}{$spill}, (sort { $a <=> $b } map { $distance{$home}{$_} } grep { $_ != $home } @nodes)[0],
+	'never to a farther node while a nearer one has room');
+$filler->quit if $filler;
+
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.parallel_placement = 'spread'");
+$node->reload;
+my $spread = $node->background_psql('postgres');
+my $spid = $spread->query_safe('SELECT pg_backend_pid()');
+my $shome = node_of_pid($spid);
+my $snode = worker_node($spread, $spid);
+isnt($snode, $shome, "spread: the worker leaves its leader's node $shome (to $snode)");
+$spread->quit;
+$leader->quit;
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.parallel_placement');
+
+# --- the scheduler's moves go to the nearest node first --------------------------
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
+$node->reload;
+my @busy = map { $node->background_psql('postgres') } 1 .. 2;
+my @bpids = map { $_->query_safe('SELECT pg_backend_pid()') } @busy;
+my $from = $nodes[0];
+$node->safe_psql('postgres', "SELECT numasched_move($_, $from)") for @bpids;
+$_->query_until(qr/started/, "SET statement_timeout = '300s';\n\\echo started\nDO \$\$ BEGIN FOR i IN 1..2000000000 LOOP END LOOP; END \$\$;\n") for @busy;
+my ($near) = sort { $distance{$from}{$a} <=> $distance{$from}{$b} || $a <=> $b } grep { $_ != $from } @nodes;
+my $moved = wait_until(sub { grep { node_of_pid($_) != $from } @bpids }, $wait);
+ok($moved, 'the scheduler moves one of two busy backends off their node');
+is(join(' ', sort map { node_of_pid($_) } @bpids), join(' ', sort($from, $near)),
+	"...to the nearest node ($near)");
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($_)") for @bpids;
+$_->{run}->kill_kill for @busy;
+
+# --- interleaved shared memory: pages on every node --------------------------------
+$node->append_conf('postgresql.conf', "numasched.shared_memory = interleave\nnumasched.rebalance_interval = 0\n");
+$node->restart;
+my $pages = $node->safe_psql('postgres',
+	'SELECT string_agg(node || \':\' || (pages > 0), \' \' ORDER BY node) FROM numasched_shared_memory');
+is($pages, join(' ', map { "$_:t" } @nodes), "interleave: the main segment has pages on every node ($pages)");
+ok($node->log_contains(qr/interleaved the main shared memory segment .* over nodes 0-$nodes[-1]/),
+	'interleave: over all nodes');
+
+# --- a cpuset that excludes a node is respected --------------------------------------
+my $excluded = $nodes[-1];
+my $allowed = join(',', map { $cpus_of_node{$_} } grep { $_ != $excluded } @nodes);
+$node->stop;
+system("taskset -p -c $allowed $$ >/dev/null") == 0 or die 'taskset failed';
+$node->start;
+system("taskset -p -c " . join(',', map { $cpus_of_node{$_} } @nodes) . " $$ >/dev/null");
+is($node->safe_psql('postgres', "SELECT cpu_groups FROM numasched_topology WHERE node = $excluded"), '',
+	"taskset without node $excluded: numasched does not use it");
+@sessions = map { $node->background_psql('postgres') } 1 .. 2 * $N;
+my @landed = map { node_of_pid($_->query_safe('SELECT pg_backend_pid()')) } @sessions;
+ok(!grep({ $_ == $excluded } @landed), "no backend lands on node $excluded (@landed)");
+$_->quit for @sessions;
+
+$node->stop;
+done_testing();
