@@ -20,4 +20,4 @@ cd "$work" || exit 1
 setpriv --reuid=postgres --regid=postgres --init-groups \
 	env HOME="$work" PATH="$(pg_config --bindir):$PATH" TESTDIR="$work" \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
-	prove -I "$pgxs/src/test/perl" -I test/t test/vm/t/
+	prove -v -I "$pgxs/src/test/perl" -I test/t test/vm/t/*.pl

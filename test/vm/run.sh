@@ -76,7 +76,8 @@ fi
 results=$(mktemp -d /tmp/numasched-vm-XXXXXX)
 chmod 777 "$results"
 set +e
-timeout "$timeout_s" qemu-system-x86_64 -machine pc,accel=tcg -cpu max -smp "$nodes",sockets="$nodes" -m 2G \
+timeout "$timeout_s" qemu-system-x86_64 -machine pc,accel=tcg -cpu max \
+	-smp 4,sockets="$nodes",cores=$((4 / nodes)),threads=1 -m 2G \
 	"${memory[@]}" "${numa[@]}" \
 	-nographic -no-reboot -serial mon:stdio \
 	-kernel "$cache/$kver/boot/vmlinuz-$kver" -initrd "$initrd" \
@@ -92,10 +93,16 @@ if [ "$qemu_status" = 124 ]; then
 	exit 124
 fi
 cat "$results/output" 2>/dev/null || tail -n 50 "$results/console"
+# the guest writes its status to the results share; isa-debug-exit makes
+# qemu exit with (status << 1) | 1, which must agree
+status=$(cat "$results/status" 2>/dev/null || true)
 rm -rf "$results"
-# isa-debug-exit: qemu's status is (guest status << 1) | 1
-if [ $((qemu_status & 1)) = 1 ]; then
-	exit $((qemu_status >> 1))
+if [ -z "$status" ]; then
+	echo "run.sh: the $nodes-node guest reported no status (qemu exited with $qemu_status)"
+	exit 1
 fi
-echo "run.sh: the guest did not report a status (qemu exited with $qemu_status)"
-exit 1
+if [ $(((status << 1) | 1)) != "$qemu_status" ]; then
+	echo "run.sh: qemu exited with $qemu_status, but the guest reported status $status"
+	exit 1
+fi
+exit "$status"

@@ -20,6 +20,7 @@ for my $a (@nodes)
 }
 my $N = scalar @nodes;
 my $wait = 120;    # software emulation is slow
+my $postmaster_cpus;
 
 sub expand
 {
@@ -88,7 +89,6 @@ wait_until(sub { $node->safe_psql('postgres', 'SELECT count(*) FROM numasched_pr
 # Starts the slow query in $session and returns the node its worker is bound
 # to.  The worker is found by its process title, not with SQL: a polling
 # connection would itself be placed and could fill the node being tested.
-my $postmaster_cpus;
 sub worker_node
 {
 	my ($session, $leader) = @_;
@@ -153,7 +153,7 @@ $node->append_conf('postgresql.conf', "numasched.shared_memory = interleave\nnum
 $node->restart;
 my $pages = $node->safe_psql('postgres',
 	'SELECT string_agg(node || \':\' || (pages > 0), \' \' ORDER BY node) FROM numasched_shared_memory');
-is($pages, join(' ', map { "$_:t" } @nodes), "interleave: the main segment has pages on every node ($pages)");
+is($pages, join(' ', map { "$_:true" } @nodes), "interleave: the main segment has pages on every node ($pages)");
 ok($node->log_contains(qr/interleaved the main shared memory segment .* over nodes 0-$nodes[-1]/),
 	'interleave: over all nodes');
 
