@@ -14,31 +14,14 @@ set -euo pipefail
 
 connections=${1:-200}
 transactions=${2:-2000}
-bindir=$(pg_config --bindir)
-work=$(mktemp -d /tmp/numasched-overhead-XXXXXX)
-chown postgres: "$work" 2>/dev/null || true
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-port=$((20000 + RANDOM % 20000))
+. "$(dirname "${BASH_SOURCE[0]}")/throwaway_cluster.sh"
 pid=""
-cleanup() {
-	as_pg "$bindir/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true
-	[ -n "$pid" ] && wait "$pid" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
+on_cleanup '[ -n "$pid" ] && { as_pg "$bindir/pg_ctl" -D "$work/data" -m immediate stop; wait "$pid"; }'
 
-as_pg "$bindir/initdb" -D "$work/data" -A trust >/dev/null
-cat >> "$work/data/postgresql.conf" <<CONF
-shared_preload_libraries = 'numasched'
-port = $port
-unix_socket_directories = '$work'
-listen_addresses = ''
-max_connections = 20
-autovacuum = off
-CONF
-as_pg "$bindir/pg_ctl" -D "$work/data" -l "$work/log" -w start >/dev/null
+init_cluster "max_connections = 20" "autovacuum = off"
+start_cluster
 as_pg "$bindir/pgbench" -h "$work" -p "$port" -i -q -s 1 postgres >/dev/null 2>&1
-as_pg "$bindir/pg_ctl" -D "$work/data" -w stop >/dev/null
+stop_cluster
 
 run_under_callgrind() {
 	local out=$1
@@ -52,7 +35,7 @@ run_under_callgrind() {
 	done
 }
 stop_server() {
-	as_pg "$bindir/pg_ctl" -D "$work/data" -m fast -w -t 600 stop >/dev/null
+	stop_cluster
 	wait "$pid" || true
 	pid=""
 }

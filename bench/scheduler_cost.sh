@@ -9,29 +9,11 @@ set -euo pipefail
 
 connections=${1:-100}
 seconds=${2:-60}
-bindir=$(pg_config --bindir)
-work=$(mktemp -d /tmp/numasched-schedcost-XXXXXX)
-chown postgres: "$work" 2>/dev/null || true
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-port=$((20000 + RANDOM % 20000))
-cleanup() {
-	pkill -f "numasched_cost_sleeper" 2>/dev/null || true
-	as_pg "$bindir/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/throwaway_cluster.sh"
+on_cleanup 'pkill -f numasched_cost_sleeper'
 
-as_pg "$bindir/initdb" -D "$work/data" -A trust >/dev/null
-cat >> "$work/data/postgresql.conf" <<CONF
-shared_preload_libraries = 'numasched'
-port = $port
-unix_socket_directories = '$work'
-listen_addresses = ''
-max_connections = $((connections + 10))
-numasched.groups_per_node = 2
-CONF
-as_pg "$bindir/pg_ctl" -D "$work/data" -l "$work/log" -w start >/dev/null
-psql_() { as_pg "$bindir/psql" -X -A -t -h "$work" -p "$port" -d postgres -c "$1"; }
+init_cluster "max_connections = $((connections + 10))" "numasched.groups_per_node = 2"
+start_cluster
 psql_ "CREATE EXTENSION numasched" >/dev/null
 
 for _ in $(seq 1 "$connections"); do

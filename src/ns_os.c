@@ -51,31 +51,6 @@ ns_bind_cpus(pid_t pid, const ns_cpuset *cpus, char *err, size_t errlen)
 	return ok;
 }
 
-bool
-ns_get_cpus(pid_t pid, ns_cpuset *cpus, char *err, size_t errlen)
-{
-	cpu_set_t  *mask = CPU_ALLOC(NS_MAX_CPUS);
-	size_t		size = CPU_ALLOC_SIZE(NS_MAX_CPUS);
-
-	if (mask == NULL)
-	{
-		snprintf(err, errlen, "out of memory");
-		return false;
-	}
-	if (sched_getaffinity(pid, size, mask) != 0)
-	{
-		snprintf(err, errlen, "sched_getaffinity failed: %s", strerror(errno));
-		CPU_FREE(mask);
-		return false;
-	}
-	ns_cpuset_zero(cpus);
-	for (int cpu = 0; cpu < NS_MAX_CPUS; cpu++)
-		if (CPU_ISSET_S(cpu, size, mask))
-			ns_cpuset_set(cpus, cpu);
-	CPU_FREE(mask);
-	return true;
-}
-
 /* The kernel reads maxnode - 1 bits, as libnuma passes them. */
 #define KERNEL_MAXNODE (NS_MAX_NODES + 1)
 

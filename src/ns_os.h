@@ -21,9 +21,6 @@ typedef enum ns_memory_policy
 /* Binds process "pid" (0: the caller) to "cpus". */
 bool		ns_bind_cpus(pid_t pid, const ns_cpuset *cpus, char *err, size_t errlen);
 
-/* Reads the CPU affinity of process "pid" (0: the caller). */
-bool		ns_get_cpus(pid_t pid, ns_cpuset *cpus, char *err, size_t errlen);
-
 /* Sets the caller's memory policy for node "node_id" (NS_MEMORY_NONE: default). */
 bool		ns_set_memory_policy(ns_memory_policy policy, int node_id,
 								 char *err, size_t errlen);
