@@ -9,6 +9,11 @@ for n in /sys/devices/system/node/node[0-9]*; do
 	echo "  $(basename "$n"): CPUs $(cat "$n/cpulist"), distances $(cat "$n/distance")"
 done
 
+# huge pages for the interleave check with huge_pages = on (2 MB pages)
+echo 160 > /proc/sys/vm/nr_hugepages
+echo "guest: $(cat /proc/sys/vm/nr_hugepages) huge pages reserved"
+grep -hE 'MemFree|HugePages_Total' /sys/devices/system/node/node*/meminfo
+
 work=/var/tmp/numasched-vmtest
 rm -rf "$work"
 mkdir -p "$work"
