@@ -53,19 +53,21 @@ ns_bind_cpus(pid_t pid, const ns_cpuset *cpus, char *err, size_t errlen)
 
 /* The kernel reads maxnode - 1 bits, as libnuma passes them. */
 #define KERNEL_MAXNODE (NS_MAX_NODES + 1)
+#define LONG_BITS (8 * sizeof(unsigned long))
+#define MASK_LONGS ((NS_MAX_NODES + LONG_BITS - 1) / LONG_BITS)
 
 static void
 node_mask(unsigned long *mask, int node_id)
 {
-	memset(mask, 0, NS_SET_WORDS(NS_MAX_NODES) * sizeof(unsigned long));
-	mask[node_id / (8 * sizeof(unsigned long))] |= 1UL << (node_id % (8 * sizeof(unsigned long)));
+	memset(mask, 0, MASK_LONGS * sizeof(unsigned long));
+	mask[node_id / LONG_BITS] |= 1UL << (node_id % LONG_BITS);
 }
 
 bool
 ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen)
 {
-	unsigned long from[NS_SET_WORDS(NS_MAX_NODES)];
-	unsigned long to[NS_SET_WORDS(NS_MAX_NODES)];
+	unsigned long from[MASK_LONGS];
+	unsigned long to[MASK_LONGS];
 
 	if (from_id < 0 || from_id >= NS_MAX_NODES || to_id < 0 || to_id >= NS_MAX_NODES)
 	{
@@ -85,14 +87,14 @@ ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen)
 bool
 ns_interleave_range(void *start, size_t length, const ns_cpuset *nodes, char *err, size_t errlen)
 {
-	unsigned long mask[NS_SET_WORDS(NS_MAX_NODES)];
+	unsigned long mask[MASK_LONGS];
 	int			id;
 
 	memset(mask, 0, sizeof(mask));
 	NS_CPUSET_FOREACH(id, nodes)
 	{
 		if (id < NS_MAX_NODES)
-			mask[id / (8 * sizeof(unsigned long))] |= 1UL << (id % (8 * sizeof(unsigned long)));
+			mask[id / LONG_BITS] |= 1UL << (id % LONG_BITS);
 	}
 	if (mbind(start, length, MPOL_INTERLEAVE, mask, KERNEL_MAXNODE, MPOL_MF_MOVE) != 0)
 	{
@@ -105,7 +107,7 @@ ns_interleave_range(void *start, size_t length, const ns_cpuset *nodes, char *er
 bool
 ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t errlen)
 {
-	unsigned long nodemask[NS_SET_WORDS(NS_MAX_NODES)];
+	unsigned long nodemask[MASK_LONGS];
 	int			mode;
 
 	if (policy == NS_MEMORY_NONE)

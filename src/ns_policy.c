@@ -100,7 +100,7 @@ add_group(ns_plan *plan, int node, const ns_cpuset *cpus)
  * many cores as groups: splitting a core would make two groups share its
  * caches.
  */
-static void
+static bool
 split_node(ns_plan *plan, int node_index, int count)
 {
 	const ns_topology *topo = plan->topo;
@@ -109,6 +109,13 @@ split_node(ns_plan *plan, int node_index, int count)
 	int		   *unit_of_leader = malloc(NS_MAX_CPUS * sizeof(int));
 	int			nunits = 0;
 	int			cpu;
+
+	if (unit_of_cpu == NULL || unit_of_leader == NULL)
+	{
+		free(unit_of_cpu);
+		free(unit_of_leader);
+		return false;
+	}
 
 	/*
 	 * A unit is a core: the node's CPUs that share a core leader, numbered in
@@ -148,6 +155,7 @@ split_node(ns_plan *plan, int node_index, int count)
 	}
 	free(unit_of_cpu);
 	free(unit_of_leader);
+	return true;
 }
 
 /* One group per LLC domain of the node, in order of their lowest CPU. */
@@ -283,7 +291,10 @@ ns_plan_build(const ns_topology *topo, int groups_per_node,
 		if (!selected[n])
 			continue;
 		if (groups_per_node > 0)
-			split_node(plan, n, groups_per_node);
+		{
+			if (!split_node(plan, n, groups_per_node))
+				goto oom;
+		}
 		else if (topo->has_llc)
 			split_node_by_llc(plan, n);
 		else

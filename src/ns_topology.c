@@ -29,7 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_FILE_SIZE (1024 * 1024)
+/* /proc/self/smaps of a backend with many mappings can pass a few MB */
+#define MAX_FILE_SIZE (64 * 1024 * 1024)
 
 char *
 ns_read_text_file(const char *path, size_t *len)

@@ -125,8 +125,22 @@ extern void numasched_follow_slot(void);
 /* Forgets the slots of processes placed from outside that are gone. */
 extern void numasched_forget_gone(void);
 
-/* Moves a placed process; returns false (with a WARNING) when it is gone. */
-extern bool numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group);
+typedef enum numasched_move_result
+{
+	MOVE_DONE,
+	MOVE_NOT_PLACED,			/* numasched did not place that process */
+	MOVE_BAD_NODE,				/* the node has no CPU group (any more) */
+	MOVE_BAD_GROUP,				/* the group is not on that node */
+	MOVE_BIND_FAILED			/* the kernel refused (a WARNING says why) */
+} numasched_move_result;
+
+/*
+ * Moves a placed process to a node, into *group or (if it is -1) the node's
+ * least-loaded group, checking both against the plan in force under the
+ * lock.  On MOVE_BAD_GROUP, *group is the node's first group.
+ */
+extern numasched_move_result numasched_move_process(PGPROC *proc, pid_t pid, int node_index,
+													int *group);
 
 /*
  * Moves a slot to another group in the books (loads, counters, cooldown);

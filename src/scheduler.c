@@ -26,6 +26,7 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -90,29 +91,55 @@ place_lock_group_members(void)
  * CPU time of the process in slot i, in ns: the first field of
  * /proc/PID/schedstat (time spent on the CPU).
  */
+static void
+close_sample(cpu_sample *s)
+{
+	if (s->fd >= 0)
+	{
+		close(s->fd);
+		ReleaseExternalFD();
+	}
+	s->fd = -1;
+	s->pid = 0;
+}
+
+/*
+ * CPU time of the process in slot i, in ns: the first field of
+ * /proc/PID/schedstat (time spent on the CPU).  The file stays open while
+ * PostgreSQL's fd accounting allows (AcquireExternalFD); past that it is
+ * opened and closed each time.
+ */
 static bool
 read_cpu_ns(cpu_sample *s, pid_t pid, uint64 *cpu_ns)
 {
 	char		buf[128];
 	ssize_t		n;
+	int			fd = s->fd;
+	bool		keep = true;
 
-	if (s->pid != pid || s->fd < 0)
+	if (s->pid != pid || fd < 0)
 	{
 		char		path[64];
 
-		if (s->fd >= 0)
-			close(s->fd);
+		close_sample(s);		/* no earlier sample of this process */
 		snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
-		s->fd = open(path, O_RDONLY | O_CLOEXEC);
-		s->pid = 0;				/* no earlier sample of this process */
-		if (s->fd < 0)
+		keep = AcquireExternalFD();
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+		{
+			if (keep)
+				ReleaseExternalFD();
 			return false;
+		}
+		if (keep)
+			s->fd = fd;
 	}
-	n = pread(s->fd, buf, sizeof(buf) - 1, 0);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (!keep)
+		close(fd);
 	if (n <= 0)
 	{
-		close(s->fd);
-		s->fd = -1;
+		close_sample(s);
 		return false;
 	}
 	buf[n] = '\0';
@@ -131,10 +158,7 @@ measure(int i, pid_t pid, TimestampTz now, uint32 *weight)
 	bool		known = false;
 
 	if (!read_cpu_ns(s, pid, &cpu_ns))
-	{
-		s->pid = 0;
 		return false;
-	}
 	if (s->pid == pid && now > s->at && cpu_ns >= s->cpu_ns)
 	{
 		double		cpus = (double) (cpu_ns - s->cpu_ns) / ((double) (now - s->at) * 1000.0);
@@ -197,7 +221,8 @@ rebind_after_regroup_locked(void)
 
 	if (bound_generation == numasched_state->generation)
 		return 0;
-	bound_generation = numasched_state->generation;
+	/* a regroup may have happened while no scheduler ran */
+	bound_generation = numasched_state->generation - 1;
 	for (int i = 0; i < numasched_state->nslots && n < numasched_state->nslots; i++)
 	{
 		numasched_slot *slot = &numasched_slots[i];
@@ -212,6 +237,21 @@ rebind_after_regroup_locked(void)
 		n++;
 	}
 	return n;
+}
+
+/* Applies a regroup (a reload, or a new backend's newer settings) at once. */
+static void
+rebind_after_regroup(void)
+{
+	int			n;
+
+	if (bound_generation == numasched_state->generation)
+		return;					/* an unlocked peek: checked again below */
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_sync_plan();
+	n = rebind_after_regroup_locked();
+	LWLockRelease(numasched_state->lock);
+	apply_rebindings(n);
 }
 
 static void
@@ -236,12 +276,8 @@ rebalance_pass(void)
 		pid_t		pid = numasched_slots[i].pid;
 
 		measured[i] = pid != 0 && measure(i, pid, now, &weight[i]);
-		if (pid == 0 && samples[i].fd >= 0)
-		{
-			close(samples[i].fd);
-			samples[i].fd = -1;
-			samples[i].pid = 0;
-		}
+		if (pid == 0)
+			close_sample(&samples[i]);
 	}
 
 	numasched_settings(&settings);
@@ -318,7 +354,8 @@ numasched_scheduler_main(Datum arg)
 		samples[i].fd = -1;
 	rebindings = MemoryContextAlloc(TopMemoryContext,
 									(numasched_state->nslots + MAX_MOVES_PER_PASS) * sizeof(rebinding));
-	bound_generation = numasched_state->generation;
+	/* a regroup may have happened while no scheduler ran */
+	bound_generation = numasched_state->generation - 1;
 
 	while (!ShutdownRequestPending)
 	{
@@ -334,6 +371,7 @@ numasched_scheduler_main(Datum arg)
 		if (numasched_enabled)
 			place_lock_group_members();
 		numasched_forget_gone();
+		rebind_after_regroup();
 
 		now = GetCurrentTimestamp();
 		if (numasched_enabled && numasched_rebalance_interval > 0)

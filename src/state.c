@@ -37,6 +37,7 @@ static ns_loads shared_loads;
 static bool exit_callback_registered = false;
 static bool bind_warning_given = false;
 static int	applied_memory_node = -1;
+static int	applied_memory_policy = -1;
 
 int
 numasched_slot_count(void)
@@ -259,14 +260,22 @@ apply_memory_policy(int node_index)
 	const ns_node *node = &numasched_machine->nodes[node_index];
 	char		err[NS_ERRLEN];
 
-	applied_memory_node = node_index;
-	if (numasched_memory_policy == NS_MEMORY_NONE)
-		return;
+	ns_memory_policy policy = numasched_memory_policy;
+
 	/* a node whose memory is not ours (cpuset mems) or that has none */
 	if (!node->memory_allowed || node->memory_kb == 0)
-		return;
-	if (!ns_set_memory_policy(numasched_memory_policy, node->id, err, sizeof(err)))
-		warn_bind_failure(MyProcPid, "set its memory policy", err);
+		policy = NS_MEMORY_NONE;
+	/* "none" leaves a process that never had a policy alone */
+	if (policy != NS_MEMORY_NONE || applied_memory_policy > NS_MEMORY_NONE)
+	{
+		if (!ns_set_memory_policy(policy, node->id, err, sizeof(err)))
+		{
+			warn_bind_failure(MyProcPid, "set its memory policy", err);
+			policy = NS_MEMORY_NONE;
+		}
+	}
+	applied_memory_node = node_index;
+	applied_memory_policy = policy;
 }
 
 bool
@@ -289,12 +298,22 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		request.worker_number = ParallelWorkerNumber;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
-	if (!numasched_sync_plan())
+
+	/*
+	 * A parallel worker runs with its leader's settings, which may predate a
+	 * reload: it uses the plan in force and never rebuilds it.
+	 */
+	if (!(self && IsParallelWorker()) && !numasched_sync_plan())
 	{
 		LWLockRelease(numasched_state->lock);
 		return false;
 	}
 	plan = numasched_shared_plan();
+	if (plan->ngroups == 0)
+	{
+		LWLockRelease(numasched_state->lock);
+		return false;
+	}
 	slot = &numasched_slots[proc->pgprocno];
 	if (slot->pid == pid)
 	{
@@ -370,7 +389,8 @@ numasched_follow_slot(void)
 	slot = &numasched_slots[MyProc->pgprocno];
 	/* an unlocked read: the worst case is adopting one statement late */
 	node = slot->node;
-	if (slot->pid == MyProcPid && node != applied_memory_node)
+	if (slot->pid == MyProcPid &&
+		(node != applied_memory_node || numasched_memory_policy != applied_memory_policy))
 		apply_memory_policy(node);
 }
 
@@ -417,29 +437,37 @@ numasched_move_slot_locked(numasched_slot *slot, int group)
 					hops == 1 ? STAT_MOVES_ONE_HOP : STAT_MOVES_FARTHER, 1);
 }
 
-bool
-numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group)
+numasched_move_result
+numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group)
 {
 	numasched_slot *slot;
 	const ns_plan *plan;
 	ns_cpuset	cpus;
 	char		err[NS_ERRLEN];
+	int			first,
+				count;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
 	plan = numasched_shared_plan();
+	/* checked here, under the lock: the groups may have changed meanwhile */
+	first = node_index >= 0 ? plan->node_first_group[node_index] : 0;
+	count = node_index >= 0 ? plan->node_ngroups[node_index] : 0;
+	if (count == 0 || (*group >= 0 && (*group < first || *group >= first + count)))
+	{
+		LWLockRelease(numasched_state->lock);
+		*group = count == 0 ? -1 : first;
+		return count == 0 ? MOVE_BAD_NODE : MOVE_BAD_GROUP;
+	}
 	slot = &numasched_slots[proc->pgprocno];
 	if (slot->pid != pid)
 	{
 		LWLockRelease(numasched_state->lock);
-		ereport(WARNING,
-				(errmsg("PID %d is not placed by numasched", (int) pid),
-				 errhint("numasched places client backends and parallel workers.")));
-		return false;
+		return MOVE_NOT_PLACED;
 	}
-	if (group < 0)
-		group = ns_least_loaded_group(plan, &shared_loads, node_index);
-	numasched_move_slot_locked(slot, group);
+	if (*group < 0)
+		*group = ns_least_loaded_group(plan, &shared_loads, node_index);
+	numasched_move_slot_locked(slot, *group);
 	cpus = slot->cpus;
 	LWLockRelease(numasched_state->lock);
 
@@ -449,9 +477,9 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int group)
 		ereport(WARNING,
 				(errmsg("could not move process %d", (int) pid),
 				 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
-		return false;
+		return MOVE_BIND_FAILED;
 	}
-	return true;
+	return MOVE_DONE;
 }
 
 bool

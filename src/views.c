@@ -299,7 +299,8 @@ numasched_reset_stats(PG_FUNCTION_ARGS)
 static void
 check_may_move(PGPROC *proc)
 {
-	if (superuser_arg(proc->roleId) && !superuser())
+	/* a backend that has not set its role yet counts as a superuser's */
+	if ((!OidIsValid(proc->roleId) || superuser_arg(proc->roleId)) && !superuser())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to move process"),
@@ -312,45 +313,68 @@ check_may_move(PGPROC *proc)
 				 errdetail("Only roles with privileges of the role whose process is being moved or with privileges of the \"pg_signal_backend\" role may move this process.")));
 }
 
-Datum
-numasched_move(PG_FUNCTION_ARGS)
+/* ERROR unless the node has CPU groups and "group" (if >= 0) is one of them. */
+static void
+check_node_and_group(int node_id, int node_index, int group)
 {
-	int32		pid = PG_GETARG_INT32(0);
-	int32		node_id = PG_GETARG_INT32(1);
-	int32		group = PG_ARGISNULL(2) ? -1 : PG_GETARG_INT32(2);
-	int			node_index;
-	int			first,
-				count;
-	PGPROC	   *proc;
+	int			first = 0,
+				count = 0;
 
-	numasched_require_loaded();
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		PG_RETURN_NULL();
-	node_index = numasched_machine ? ns_topology_node_index(numasched_machine, node_id) : -1;
-	LWLockAcquire(numasched_state->lock, LW_SHARED);
-	first = node_index >= 0 ? numasched_shared_plan()->node_first_group[node_index] : 0;
-	count = node_index >= 0 ? numasched_shared_plan()->node_ngroups[node_index] : 0;
-	LWLockRelease(numasched_state->lock);
+	if (node_index >= 0)
+	{
+		LWLockAcquire(numasched_state->lock, LW_SHARED);
+		first = numasched_shared_plan()->node_first_group[node_index];
+		count = numasched_shared_plan()->node_ngroups[node_index];
+		LWLockRelease(numasched_state->lock);
+	}
 	if (count == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("node %d is not used by numasched", node_id),
 				 errhint("The nodes with CPU groups are listed in the view numasched_topology.")));
-	if (!PG_ARGISNULL(2) && (group < first || group >= first + count))
+	if (group >= 0 && (group < first || group >= first + count))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("CPU group %d is not on node %d", group, node_id),
 				 errhint("Node %d has CPU groups %d to %d.", node_id, first, first + count - 1)));
+}
 
+Datum
+numasched_move(PG_FUNCTION_ARGS)
+{
+	int32		pid = PG_GETARG_INT32(0);
+	int32		node_id = PG_GETARG_INT32(1);
+	int			requested = PG_ARGISNULL(2) ? -1 : PG_GETARG_INT32(2);
+	int			group = requested;
+	int			node_index;
+	PGPROC	   *proc;
+	numasched_move_result result = MOVE_NOT_PLACED;
+
+	numasched_require_loaded();
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	node_index = numasched_machine ? ns_topology_node_index(numasched_machine, node_id) : -1;
 	proc = BackendPidGetProc(pid);
+	if (proc != NULL)
+	{
+		check_may_move(proc);
+		/* the node and group are checked under the lock, against the plan in force */
+		result = numasched_move_process(proc, pid, node_index, &group);
+	}
+	/* bad arguments are errors, also with a bad pid */
+	if (proc == NULL || result == MOVE_BAD_NODE || result == MOVE_BAD_GROUP)
+		check_node_and_group(node_id, node_index, requested);
 	if (proc == NULL)
 	{
 		ereport(WARNING,
 				(errmsg("PID %d is not a PostgreSQL backend process", pid)));
 		PG_RETURN_BOOL(false);
 	}
-	check_may_move(proc);
-	PG_RETURN_BOOL(numasched_move_process(proc, pid, node_index, group));
+	if (result == MOVE_NOT_PLACED)
+		ereport(WARNING,
+				(errmsg("PID %d is not placed by numasched", pid),
+				 errhint("numasched places client backends and parallel workers.")));
+	PG_RETURN_BOOL(result == MOVE_DONE);
 }
 
 /* One row per node: pages (of "page_kb" kB) and MB. */
@@ -447,6 +471,7 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 		}
 		if (n == BATCH || (last && n > 0))
 		{
+			CHECK_FOR_INTERRUPTS();
 			if (move_pages(0, n, addrs, NULL, status, 0) != 0)
 				ereport(ERROR, (errmsg("move_pages failed: %m")));
 			for (int i = 0; i < n; i++)

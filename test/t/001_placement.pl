@@ -99,6 +99,10 @@ $node->reload;
 my $s3 = $node->background_psql('postgres');
 my $pid3 = $s3->query_safe('SELECT pg_backend_pid()');
 is(kernel_cpus($pid3), $postmaster_cpus, 'after reload to 1 group: a new backend gets the whole node');
+my ($mret, $mout, $merr) = $node->psql('postgres',
+	"SELECT numasched_move($pid1, (SELECT min(node) FROM numasched_topology), 1)");
+like($merr, qr/ERROR:  CPU group 1 is not on node \d+/,
+	'a group that the reload took away is refused (checked against the plan in force)');
 my $workers = $s3->query_until(qr/started/, q{
 SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
