@@ -41,6 +41,16 @@ sub node_of_pid
 	return -1;
 }
 
+# pages per node of a process's heap, from numa_maps
+sub heap_pages
+{
+	open(my $fh, '<', "/proc/$_[0]/numa_maps") or return ();
+	my ($line) = grep { /\bheap\b/ } <$fh>;
+	my %pages;
+	$pages{$1} = $2 while ($line // '') =~ /\bN(\d+)=(\d+)/g;
+	return %pages;
+}
+
 # the task's memory policy, as numa_maps prints it for the heap
 sub memory_policy
 {
@@ -134,23 +144,36 @@ $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.parallel_placement');
 
 # --- the scheduler's moves go to the nearest node first --------------------------
 $node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.migrate_memory = on");
 $node->reload;
 my @busy = map { $node->background_psql('postgres') } 1 .. 2;
 my @bpids = map { $_->query_safe('SELECT pg_backend_pid()') } @busy;
 my $from = $nodes[0];
 $node->safe_psql('postgres', "SELECT numasched_move($_, $from)") for @bpids;
+my %heap_before = map { my %h = heap_pages($_); ($_ => \%h) } @bpids;
 $_->query_until(qr/started/, "SET statement_timeout = '300s';\n\\echo started\nDO \$\$ BEGIN FOR i IN 1..2000000000 LOOP END LOOP; END \$\$;\n") for @busy;
 my ($near) = sort { $distance{$from}{$a} <=> $distance{$from}{$b} || $a <=> $b } grep { $_ != $from } @nodes;
 my $moved = wait_until(sub { grep { node_of_pid($_) != $from } @bpids }, $wait);
 ok($moved, 'the scheduler moves one of two busy backends off their node');
 is(join(' ', sort map { node_of_pid($_) } @bpids), join(' ', sort($from, $near)),
 	"...to the nearest node ($near)");
+# with migrate_memory, the moved backend's private pages follow it
+my ($mover) = grep { node_of_pid($_) == $near } @bpids;
+ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated > 0 FROM numasched_stats') eq 't' }, $wait),
+	'migrate_memory: numasched_stats counts migrated pages');
+# Only the pages private to the backend move (migrate_pages without
+# CAP_SYS_NICE): those still shared copy-on-write with the postmaster stay.
+my %heap = heap_pages($mover);
+cmp_ok($heap{$near} // 0, '>', $heap_before{$mover}{$near} // 0,
+	"migrate_memory: the moved backend's heap pages on node $near grew (numa_maps: "
+	  . join(' ', map { "N$_=" . ($heap_before{$mover}{$_} // 0) . '->' . ($heap{$_} // 0) } sort keys %heap) . ')');
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($_)") for @bpids;
 $_->{run}->kill_kill for @busy;
 
 # --- interleaved shared memory: pages on every node --------------------------------
-$node->append_conf('postgresql.conf',
-	"numasched.shared_memory = interleave\nnumasched.rebalance_interval = 0\nhuge_pages = off\n");
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.rebalance_interval');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.migrate_memory');
+$node->append_conf('postgresql.conf', "numasched.shared_memory = interleave\nhuge_pages = off\n");
 $node->restart;
 my $pages = $node->safe_psql('postgres',
 	'SELECT string_agg(node || \':\' || (pages > 0), \' \' ORDER BY node) FROM numasched_shared_memory');
