@@ -148,7 +148,7 @@ load_machine(void)
 		(numasched_machine = ns_topology_load("/sys", &limits, err, sizeof(err))) == NULL)
 		ereport(WARNING,
 				(errmsg("numasched could not read the NUMA topology, processes will not be placed"),
-				 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
+				 errdetail_from_core(err)));
 }
 
 static void

@@ -166,6 +166,10 @@ extern bool numasched_main_segment(char **start, Size *length, Size *page_size);
 /* Interleaves the main segment over the usable memory nodes (postmaster). */
 extern void numasched_interleave_shared_memory(void);
 
+/* errdetail() from one of the core's messages: capitalised, with a period */
+#define errdetail_from_core(err) \
+	errdetail("%c%s.", pg_toupper((unsigned char) (err)[0]), (err) + 1)
+
 /* ERROR unless loaded through shared_preload_libraries. */
 extern void numasched_require_loaded(void);
 

@@ -36,8 +36,9 @@ static ns_loads shared_loads;
 /* this process's own placement */
 static bool exit_callback_registered = false;
 static bool bind_warning_given = false;
-static int	applied_memory_node = -1;
-static int	applied_memory_policy = -1;
+static int	applied_memory_node = -1;	/* the node of the last adoption */
+static int	applied_memory_setting = -1;	/* numasched.memory_policy then */
+static int	kernel_memory_policy = NS_MEMORY_NONE;	/* what the kernel has */
 
 int
 numasched_slot_count(void)
@@ -251,7 +252,7 @@ warn_bind_failure(pid_t pid, const char *what, const char *err)
 	bind_warning_given = true;
 	ereport(WARNING,
 			(errmsg("numasched could not %s, process %d runs unbound", what, (int) pid),
-			 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
+			 errdetail_from_core(err)));
 }
 
 static void
@@ -259,23 +260,26 @@ apply_memory_policy(int node_index)
 {
 	const ns_node *node = &numasched_machine->nodes[node_index];
 	char		err[NS_ERRLEN];
-
 	ns_memory_policy policy = numasched_memory_policy;
+
+	/*
+	 * Remember what was asked for, not what came of it: a refused or skipped
+	 * policy is not tried again at every statement, only when the node or
+	 * the setting changes.
+	 */
+	applied_memory_node = node_index;
+	applied_memory_setting = numasched_memory_policy;
 
 	/* a node whose memory is not ours (cpuset mems) or that has none */
 	if (!node->memory_allowed || node->memory_kb == 0)
 		policy = NS_MEMORY_NONE;
 	/* "none" leaves a process that never had a policy alone */
-	if (policy != NS_MEMORY_NONE || applied_memory_policy > NS_MEMORY_NONE)
-	{
-		if (!ns_set_memory_policy(policy, node->id, err, sizeof(err)))
-		{
-			warn_bind_failure(MyProcPid, "set its memory policy", err);
-			policy = NS_MEMORY_NONE;
-		}
-	}
-	applied_memory_node = node_index;
-	applied_memory_policy = policy;
+	if (policy == NS_MEMORY_NONE && kernel_memory_policy == NS_MEMORY_NONE)
+		return;
+	if (ns_set_memory_policy(policy, node->id, err, sizeof(err)))
+		kernel_memory_policy = policy;
+	else
+		warn_bind_failure(MyProcPid, "set its memory policy", err);
 }
 
 bool
@@ -390,7 +394,7 @@ numasched_follow_slot(void)
 	/* an unlocked read: the worst case is adopting one statement late */
 	node = slot->node;
 	if (slot->pid == MyProcPid &&
-		(node != applied_memory_node || numasched_memory_policy != applied_memory_policy))
+		(node != applied_memory_node || numasched_memory_policy != applied_memory_setting))
 		apply_memory_policy(node);
 }
 
@@ -476,7 +480,7 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group)
 		numasched_count(STAT_BIND_FAILURES, 1);
 		ereport(WARNING,
 				(errmsg("could not move process %d", (int) pid),
-				 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
+				 errdetail_from_core(err)));
 		return MOVE_BIND_FAILED;
 	}
 	return MOVE_DONE;
@@ -571,7 +575,7 @@ numasched_interleave_shared_memory(void)
 	if (!ns_interleave_range(start, length, &nodes, err, sizeof(err)))
 		ereport(WARNING,
 				(errmsg("numasched could not interleave the main shared memory segment"),
-				 errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1)));
+				 errdetail_from_core(err)));
 	else
 		ereport(LOG,
 				(errmsg("numasched interleaved the main shared memory segment (%zu MB) over nodes %s",

@@ -42,6 +42,12 @@ ok($node->log_contains(qr/WARNING:  numasched could not set its CPU affinity, pr
 my $log = slurp_file($node->logfile);
 my $warnings = () = $log =~ /process $pid runs unbound/g;
 is($warnings, 1, 'one WARNING per process, although its memory policy failed too');
+my $failures = $node->safe_psql('postgres', 'SELECT bind_failures FROM numasched_stats');
+$s->query_safe('SELECT 1') for 1 .. 5;
+# the checking session itself fails twice (affinity, memory policy); the
+# five statements add nothing
+is($node->safe_psql('postgres', 'SELECT bind_failures FROM numasched_stats'), $failures + 2,
+	'a refused memory policy is not retried at every statement');
 $s->quit;
 
 $node->stop;
