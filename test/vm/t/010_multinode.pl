@@ -41,13 +41,18 @@ sub node_of_pid
 	return -1;
 }
 
-# pages per node of a process's heap, from numa_maps
-sub heap_pages
+# pages per node of a process's largest private anonymous mapping (numa_maps)
+sub largest_private_mapping
 {
 	open(my $fh, '<', "/proc/$_[0]/numa_maps") or return ();
-	my ($line) = grep { /\bheap\b/ } <$fh>;
+	my ($best, $most) = ('', 0);
+	for my $line (<$fh>)
+	{
+		next if $line =~ /file=/ || $line !~ /\banon=(\d+)/;
+		($best, $most) = ($line, $1) if $1 > $most;
+	}
 	my %pages;
-	$pages{$1} = $2 while ($line // '') =~ /\bN(\d+)=(\d+)/g;
+	$pages{$1} = $2 while $best =~ /\bN(\d+)=(\d+)/g;
 	return %pages;
 }
 
@@ -143,15 +148,24 @@ $leader->quit;
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.parallel_placement');
 
 # --- the scheduler's moves go to the nearest node first --------------------------
-$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
 $node->safe_psql('postgres', "ALTER SYSTEM SET numasched.migrate_memory = on");
 $node->reload;
 my @busy = map { $node->background_psql('postgres') } 1 .. 2;
 my @bpids = map { $_->query_safe('SELECT pg_backend_pid()') } @busy;
 my $from = $nodes[0];
 $node->safe_psql('postgres', "SELECT numasched_move($_, $from)") for @bpids;
-my %heap_before = map { my %h = heap_pages($_); ($_ => \%h) } @bpids;
-$_->query_until(qr/started/, "SET statement_timeout = '300s';\n\\echo started\nDO \$\$ BEGIN FOR i IN 1..2000000000 LOOP END LOOP; END \$\$;\n") for @busy;
+# SELECT 1 adopts the new node's memory policy; then 20 MB of private memory
+# is written there and held while the loop keeps the backend busy
+$_->query_until(qr/started/, "SET statement_timeout = '300s';\nSELECT 1;\n\\echo started\n"
+	  . "DO \$\$ DECLARE big text := repeat('x', 20000000); "
+	  . "BEGIN FOR i IN 1..2000000000 LOOP END LOOP; PERFORM length(big); END \$\$;\n") for @busy;
+# rebalancing starts once both have written their 20 MB (5000 pages): the
+# pages a moved backend writes later still follow its old node's policy
+# until its next statement, by design
+ok(wait_until(sub { !grep { my %p = largest_private_mapping($_); my $t = 0; $t += $_ for values %p; $t < 4800 } @bpids }, $wait),
+	'both busy backends hold their 20 MB');
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
+$node->reload;
 my ($near) = sort { $distance{$from}{$a} <=> $distance{$from}{$b} || $a <=> $b } grep { $_ != $from } @nodes;
 my $moved = wait_until(sub { grep { node_of_pid($_) != $from } @bpids }, $wait);
 ok($moved, 'the scheduler moves one of two busy backends off their node');
@@ -161,12 +175,14 @@ is(join(' ', sort map { node_of_pid($_) } @bpids), join(' ', sort($from, $near))
 my ($mover) = grep { node_of_pid($_) == $near } @bpids;
 ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated > 0 FROM numasched_stats') eq 't' }, $wait),
 	'migrate_memory: numasched_stats counts migrated pages');
-# Only the pages private to the backend move (migrate_pages without
-# CAP_SYS_NICE): those still shared copy-on-write with the postmaster stay.
-my %heap = heap_pages($mover);
-cmp_ok($heap{$near} // 0, '>', $heap_before{$mover}{$near} // 0,
-	"migrate_memory: the moved backend's heap pages on node $near grew (numa_maps: "
-	  . join(' ', map { "N$_=" . ($heap_before{$mover}{$_} // 0) . '->' . ($heap{$_} // 0) } sort keys %heap) . ')');
+# Only pages private to the backend move (migrate_pages without
+# CAP_SYS_NICE); its 20 MB allocation is private and was written on $from.
+my %big = largest_private_mapping($mover);
+my $on_near = $big{$near} // 0;
+my $total = 0;
+$total += $_ for values %big;
+cmp_ok($on_near, '>', $total / 2, "migrate_memory: the moved backend's 20 MB allocation is now on node $near "
+	  . '(numa_maps: ' . join(' ', map { "N$_=$big{$_}" } sort keys %big) . ')');
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($_)") for @bpids;
 $_->{run}->kill_kill for @busy;
 
