@@ -69,6 +69,7 @@ CREATE FUNCTION numasched_stats(
     OUT bind_failures bigint,
     OUT passes bigint,
     OUT pages_migrated bigint,
+    OUT pages_copied bigint,
     OUT scheduler_restarts bigint,
     OUT last_pass timestamptz,
     OUT stats_reset timestamptz)
@@ -78,14 +79,31 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 CREATE VIEW numasched_stats AS SELECT * FROM numasched_stats();
 
--- Pages per node of a server process's memory, from /proc/PID/numa_maps.
+-- Pages per node of a server process's memory, from /proc/PID/numa_maps:
+-- all of it, and its private memory (heap, stack, anonymous mappings).
 CREATE FUNCTION numasched_memory(pid integer,
     OUT node integer,
     OUT pages bigint,
-    OUT size_mb double precision)
+    OUT size_mb double precision,
+    OUT private_pages bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'numasched_memory'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- Private pages of each placed process on its node and elsewhere: reads the
+-- numa_maps of every process, so it costs more than numasched_processes.
+CREATE FUNCTION numasched_locality(
+    OUT pid integer,
+    OUT backend_type text,
+    OUT node integer,
+    OUT private_pages_local bigint,
+    OUT private_pages_elsewhere bigint,
+    OUT local_percent double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'numasched_locality'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW numasched_locality AS SELECT * FROM numasched_locality();
 
 -- Pages per node of the main shared memory segment, counting only the pages
 -- that are there (mincore), without faulting any in.
@@ -115,4 +133,5 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 REVOKE ALL ON FUNCTION numasched_reset_stats() FROM PUBLIC;
 
 GRANT SELECT ON numasched_topology, numasched_distances, numasched_groups,
-    numasched_processes, numasched_stats, numasched_shared_memory TO PUBLIC;
+    numasched_processes, numasched_locality, numasched_stats, numasched_shared_memory
+    TO PUBLIC;

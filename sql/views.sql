@@ -19,6 +19,13 @@ SELECT backend_type, leader_pid, bound, moves FROM numasched_processes
 SELECT p.cpus = g.cpus AS has_its_groups_cpus, p.node = g.node AS on_its_groups_node
   FROM numasched_processes p JOIN numasched_groups g USING (cpu_group)
   WHERE p.pid = pg_backend_pid();
+-- its private memory is on its node (one node here; the VM checks several)
+SELECT l.node = p.node AS its_node, private_pages_local > 0 AS has_private_pages,
+       private_pages_elsewhere, local_percent
+  FROM numasched_locality l JOIN numasched_processes p USING (pid)
+  WHERE pid = pg_backend_pid();
+SELECT sum(private_pages) > 0 AS has_private_pages, bool_and(private_pages <= pages) AS within_all
+  FROM numasched_memory(pg_backend_pid());
 SELECT sum(load) >= 1 AS counted, sum(processes) >= 1 AS listed FROM numasched_groups;
 SELECT placements >= 1 AS counted, bind_failures FROM numasched_stats;
 
@@ -57,6 +64,8 @@ SELECT numasched_reset_stats();
 SELECT numasched_move(pg_backend_pid(), :node);
 SELECT count(*) > 0 AS sees_pids, count(cpus) AS sees_details
   FROM numasched_processes WHERE pid = pg_backend_pid();
+SELECT count(*) > 0 AS sees_pids, count(local_percent) AS sees_figures
+  FROM numasched_locality WHERE pid = pg_backend_pid();
 RESET ROLE;
 GRANT pg_read_all_stats TO numasched_nobody;
 SET ROLE numasched_nobody;

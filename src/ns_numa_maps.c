@@ -11,9 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool
-ns_numa_maps_kb(const char *text, uint64_t *kb, int max_nodes,
-				uintptr_t only_start, char *policy, size_t policylen)
+/*
+ * Private memory: anonymous pages ("anon=") of a mapping no file backs.
+ * Shared memory (file=/dev/zero, SYSV..., /anon_hugepage), DSM segments
+ * (/dev/shm files) and files name a file; their pages are not anon.
+ */
+static bool
+parse(const char *text, uint64_t *kb, int max_nodes, uintptr_t only_start,
+	  char *policy, size_t policylen, bool private_only)
 {
 	const char *line = text;
 
@@ -30,6 +35,8 @@ ns_numa_maps_kb(const char *text, uint64_t *kb, int max_nodes,
 		int			nodes[64];
 		int			n = 0;
 		uint64_t	page_kb = 4;
+		bool		has_file = false;
+		bool		has_anon = false;
 
 		if (len >= sizeof(buf))
 			len = sizeof(buf) - 1;	/* a file= path that long: counts still come last */
@@ -53,7 +60,11 @@ ns_numa_maps_kb(const char *text, uint64_t *kb, int max_nodes,
 		{
 			char	   *eq;
 
-			if (strncmp(word, "kernelpagesize_kB=", 18) == 0)
+			if (strncmp(word, "file=", 5) == 0)
+				has_file = true;
+			else if (strncmp(word, "anon=", 5) == 0)
+				has_anon = true;
+			else if (strncmp(word, "kernelpagesize_kB=", 18) == 0)
 				page_kb = strtoull(word + 18, NULL, 10);
 			else if (word[0] == 'N' && word[1] >= '0' && word[1] <= '9' &&
 					 (eq = strchr(word, '=')) != NULL && n < 64)
@@ -63,9 +74,24 @@ ns_numa_maps_kb(const char *text, uint64_t *kb, int max_nodes,
 				n++;
 			}
 		}
+		if (private_only && (has_file || !has_anon))
+			continue;
 		for (int i = 0; i < n; i++)
 			if (nodes[i] >= 0 && nodes[i] < max_nodes)
 				kb[nodes[i]] += counts[i] * page_kb;
 	}
 	return true;
+}
+
+bool
+ns_numa_maps_kb(const char *text, uint64_t *kb, int max_nodes,
+				uintptr_t only_start, char *policy, size_t policylen)
+{
+	return parse(text, kb, max_nodes, only_start, policy, policylen, false);
+}
+
+bool
+ns_numa_maps_private_kb(const char *text, uint64_t *kb, int max_nodes)
+{
+	return parse(text, kb, max_nodes, 0, NULL, 0, true);
 }

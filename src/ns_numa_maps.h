@@ -21,4 +21,12 @@
 bool		ns_numa_maps_kb(const char *text, uint64_t *kb, int max_nodes,
 							uintptr_t only_start, char *policy, size_t policylen);
 
+/*
+ * The same for a process's private memory only: the anonymous pages of
+ * mappings no file backs (heap, stack, anonymous mmaps), as a process
+ * allocates them with malloc.  Pages still shared copy-on-write with the
+ * parent count: the process reads them where they are.
+ */
+bool		ns_numa_maps_private_kb(const char *text, uint64_t *kb, int max_nodes);
+
 #endif							/* NS_NUMA_MAPS_H */

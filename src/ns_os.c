@@ -8,12 +8,15 @@
 #define _GNU_SOURCE
 #endif
 #include "ns_os.h"
+#include "ns_topology.h"
 
 #include <errno.h>
 #include <numaif.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool
 to_kernel_mask(const ns_cpuset *cpus, cpu_set_t *mask, size_t size)
@@ -110,7 +113,7 @@ ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t err
 	unsigned long nodemask[MASK_LONGS];
 	int			mode;
 
-	if (policy == NS_MEMORY_NONE)
+	if (policy == NS_MEMORY_NONE || policy == NS_MEMORY_LOCAL)
 		mode = MPOL_DEFAULT;
 	else
 	{
@@ -130,4 +133,133 @@ ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t err
 		return false;
 	}
 	return true;
+}
+
+/*
+ * A mapping of the caller's private memory: private, readable and writable,
+ * backed by no file (inode 0): the heap, the stack, anonymous mmaps (named
+ * ones too), the zero-filled tails of programs' data.  Not the kernel's
+ * special mappings ([vdso], [vvar], ...), not shared memory, not files.
+ */
+static bool
+private_memory_mapping(const char *perms, unsigned long inode, const char *name)
+{
+	if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p' || inode != 0)
+		return false;
+	return name[0] == '\0' || strcmp(name, "[heap]") == 0 ||
+		strcmp(name, "[stack]") == 0 || strncmp(name, "[anon:", 6) == 0;
+}
+
+/*
+ * Writes a word onto itself: compare-and-swap with its own value changes
+ * nothing and cannot lose a store made meanwhile (by a signal handler, say),
+ * but it is a write, so the kernel breaks copy-on-write sharing here.  An
+ * atomic add of zero would not do: compilers may turn it into a load.
+ */
+static void
+write_in_place(void *page)
+{
+	unsigned long *word = page;
+	unsigned long value = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	(void) __atomic_compare_exchange_n(word, &value, value, false,
+									   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+#define SETTLE_BATCH 512
+
+/* Settles one batch of page addresses; false with errno set on failure. */
+static bool
+settle_batch(void **pages, int n, int node_id, bool copy_shared, ns_settle_result *result)
+{
+	int			nodes[SETTLE_BATCH];
+	int			status[SETTLE_BATCH];
+	int			elsewhere = 0;
+	long		not_moved;
+
+	/* where the pages are (no node list: nothing moves) */
+	if (move_pages(0, n, pages, NULL, status, 0) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+	{
+		if (status[i] < 0)
+			continue;			/* not there, or the zero page */
+		result->resident++;
+		if (status[i] != node_id)
+		{
+			pages[elsewhere] = pages[i];
+			nodes[elsewhere++] = node_id;
+		}
+	}
+	if (elsewhere == 0)
+		return true;
+	/* a page shared with another process answers -EACCES and stays */
+	not_moved = move_pages(0, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
+	if (not_moved < 0)
+		return false;
+	for (int i = 0; i < elsewhere; i++)
+	{
+		if (status[i] == node_id)
+			result->moved++;
+		else if (status[i] == -EACCES)
+		{
+			result->shared++;
+			if (copy_shared)
+			{
+				write_in_place(pages[i]);
+				result->copied++;
+			}
+		}
+	}
+	return true;
+}
+
+bool
+ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result,
+						 char *err, size_t errlen)
+{
+	char	   *maps = ns_read_text_file("/proc/self/maps", NULL);
+	long		page_size = sysconf(_SC_PAGESIZE);
+	void	   *pages[SETTLE_BATCH];
+	int			n = 0;
+	bool		ok = true;
+
+	memset(result, 0, sizeof(*result));
+	if (maps == NULL)
+	{
+		snprintf(err, errlen, "could not read /proc/self/maps: %s", strerror(errno));
+		return false;
+	}
+	for (char *line = maps; ok && line && *line;)
+	{
+		char	   *next = strchr(line, '\n');
+		unsigned long lo,
+					hi,
+					inode;
+		char		perms[5];
+		int			name_at = 0;
+
+		if (next)
+			*next++ = '\0';
+		if (sscanf(line, "%lx-%lx %4s %*x %*x:%*x %lu %n", &lo, &hi, perms, &inode, &name_at) >= 4 &&
+			name_at > 0 && private_memory_mapping(perms, inode, line + name_at))
+		{
+			for (unsigned long addr = lo; ok && addr < hi; addr += page_size)
+			{
+				pages[n++] = (void *) addr;
+				if (n == SETTLE_BATCH)
+				{
+					ok = settle_batch(pages, n, node_id, copy_shared, result);
+					n = 0;
+				}
+			}
+		}
+		line = next;
+	}
+	if (ok && n > 0)
+		ok = settle_batch(pages, n, node_id, copy_shared, result);
+	if (!ok)
+		snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
+	free(maps);
+	return ok;
 }

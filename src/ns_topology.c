@@ -358,6 +358,25 @@ ns_topology_free(ns_topology *topo)
 }
 
 int
+ns_topology_memory_nodes(const ns_topology *topo, bool with_cpus, ns_cpuset *ids)
+{
+	int			count = 0;
+
+	ns_cpuset_zero(ids);
+	for (int n = 0; n < topo->nnodes; n++)
+	{
+		const ns_node *node = &topo->nodes[n];
+
+		if (node->memory_allowed && node->memory_kb > 0 && (node->ncpus > 0 || !with_cpus))
+		{
+			ns_cpuset_set(ids, node->id);
+			count++;
+		}
+	}
+	return count;
+}
+
+int
 ns_topology_node_index(const ns_topology *topo, int id)
 {
 	for (int i = 0; i < topo->nnodes; i++)

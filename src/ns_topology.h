@@ -54,6 +54,12 @@ ns_topology *ns_topology_load(const char *sysfs_root, const ns_limits *limits,
 							  char *err, size_t errlen);
 void		ns_topology_free(ns_topology *topo);
 
+/*
+ * The nodes whose memory the process may use (ids into "ids"), only those
+ * with usable CPUs when "with_cpus"; returns how many.
+ */
+int			ns_topology_memory_nodes(const ns_topology *topo, bool with_cpus, ns_cpuset *ids);
+
 /* Index of the node with OS id "id", or -1. */
 int			ns_topology_node_index(const ns_topology *topo, int id);
 

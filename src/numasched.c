@@ -37,6 +37,7 @@ static const struct config_enum_entry parallel_placement_options[] = {
 
 static const struct config_enum_entry memory_policy_options[] = {
 	{"none", NS_MEMORY_NONE, false},
+	{"local", NS_MEMORY_LOCAL, false},
 	{"preferred", NS_MEMORY_PREFERRED, false},
 	{"bind", NS_MEMORY_BIND, false},
 	{NULL, 0, false}
@@ -54,11 +55,12 @@ int			numasched_groups_per_node = 0;
 int			numasched_parallel_placement = NS_PARALLEL_COMPACT;
 bool		numasched_prefer_previous = true;
 int			numasched_max_steal_distance = 0;
-int			numasched_memory_policy = NS_MEMORY_PREFERRED;
+int			numasched_memory_policy = NS_MEMORY_LOCAL;
 int			numasched_shared_memory = SHARED_MEMORY_DEFAULT;
 int			numasched_rebalance_interval = 1000;
 int			numasched_imbalance_threshold = 25;
-bool		numasched_migrate_memory = false;
+bool		numasched_migrate_memory = true;
+bool		numasched_copy_inherited_pages = true;
 char	   *numasched_nodes = NULL;
 bool		numasched_log_placements = false;
 
@@ -257,8 +259,8 @@ _PG_init(void)
 							PGC_SIGHUP, 0, check_max_steal_distance, NULL, NULL);
 
 	DefineCustomEnumVariable("numasched.memory_policy",
-							 "Memory policy of a placed process: none, preferred (its node first) or bind (its node only).",
-							 NULL, &numasched_memory_policy, NS_MEMORY_PREFERRED,
+							 "Memory of a placed process: local (the node it runs on, its pages brought there), preferred (its node first), bind (its node only) or none (left alone).",
+							 NULL, &numasched_memory_policy, NS_MEMORY_LOCAL,
 							 memory_policy_options,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
@@ -273,8 +275,13 @@ _PG_init(void)
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("numasched.migrate_memory",
-							 "Moves a process's memory pages along when the scheduler moves it to another node.",
-							 NULL, &numasched_migrate_memory, false,
+							 "Moves a process's private memory along when it is moved to another node.",
+							 NULL, &numasched_migrate_memory, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("numasched.copy_inherited_pages",
+							 "Gives a placed process its own copy, on its node, of the postmaster's pages it still shares copy-on-write from another node.",
+							 NULL, &numasched_copy_inherited_pages, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomStringVariable("numasched.nodes",

@@ -57,6 +57,7 @@ typedef enum numasched_stat
 	STAT_BIND_FAILURES,
 	STAT_PASSES,
 	STAT_PAGES_MIGRATED,
+	STAT_PAGES_COPIED,
 	STAT_SCHEDULER_STARTS,
 	NUMASCHED_NSTATS
 } numasched_stat;
@@ -90,6 +91,7 @@ extern int	numasched_memory_policy;
 extern int	numasched_rebalance_interval;
 extern int	numasched_imbalance_threshold;
 extern bool numasched_migrate_memory;
+extern bool numasched_copy_inherited_pages;
 extern char *numasched_nodes;
 extern bool numasched_log_placements;
 extern int	numasched_shared_memory;
@@ -151,8 +153,11 @@ extern void numasched_move_slot_locked(numasched_slot *slot, int group);
 extern void numasched_settings(ns_settings *settings);
 extern void numasched_count(numasched_stat stat, uint64 n);
 
-/* Memory of process "pid" per node id (kB), from its numa_maps. */
-extern bool numasched_process_memory(pid_t pid, uint64 *kb_per_node);
+/*
+ * Memory of process "pid" per node id (kB), from its numa_maps: all of it,
+ * and its private memory (either may be NULL).
+ */
+extern bool numasched_process_memory(pid_t pid, uint64 *kb_per_node, uint64 *private_kb_per_node);
 
 /* Base pages of process "pid" on node index "node". */
 extern uint64 numasched_node_pages(pid_t pid, int node);

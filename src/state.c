@@ -17,6 +17,7 @@
 #include "access/parallel.h"
 #include "access/twophase.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/pg_shmem.h"
 #include "storage/procarray.h"
@@ -39,6 +40,7 @@ static bool bind_warning_given = false;
 static int	applied_memory_node = -1;	/* the node of the last adoption */
 static int	applied_memory_setting = -1;	/* numasched.memory_policy then */
 static int	kernel_memory_policy = NS_MEMORY_NONE;	/* what the kernel has */
+static int	settled_node = -1;	/* the node its memory was last brought to */
 
 int
 numasched_slot_count(void)
@@ -255,6 +257,13 @@ warn_bind_failure(pid_t pid, const char *what, const char *err)
 			 errdetail_from_core(err)));
 }
 
+/* Is a node's memory ours to use (cpuset mems), and is there any? */
+static bool
+memory_usable(const ns_node *node)
+{
+	return node->memory_allowed && node->memory_kb > 0;
+}
+
 static void
 apply_memory_policy(int node_index)
 {
@@ -270,8 +279,7 @@ apply_memory_policy(int node_index)
 	applied_memory_node = node_index;
 	applied_memory_setting = numasched_memory_policy;
 
-	/* a node whose memory is not ours (cpuset mems) or that has none */
-	if (!node->memory_allowed || node->memory_kb == 0)
+	if (!memory_usable(node))
 		policy = NS_MEMORY_NONE;
 	/* "none" leaves a process that never had a policy alone */
 	if (policy == NS_MEMORY_NONE && kernel_memory_policy == NS_MEMORY_NONE)
@@ -280,6 +288,47 @@ apply_memory_policy(int node_index)
 		kernel_memory_policy = policy;
 	else
 		warn_bind_failure(MyProcPid, "set its memory policy", err);
+}
+
+/*
+ * Brings this process's private memory to its node, once it is bound to the
+ * node's CPUs: what it allocated before it was placed (a backend between fork
+ * and authentication, a parallel worker before its first executor start) or
+ * before it was moved, and, with numasched.copy_inherited_pages, the pages it
+ * still shares copy-on-write with the postmaster on another node, which no
+ * process without CAP_SYS_NICE can move and NUMA balancing skips.
+ */
+static void
+settle_memory(int node_index)
+{
+	const ns_node *node = &numasched_machine->nodes[node_index];
+	ns_cpuset	memory_nodes;
+	ns_settle_result result;
+	char		err[NS_ERRLEN];
+	instr_time	start,
+				duration;
+
+	settled_node = node_index;
+	/* with one memory node nothing can be elsewhere */
+	if (numasched_memory_policy == NS_MEMORY_NONE || !memory_usable(node) ||
+		ns_topology_memory_nodes(numasched_machine, false, &memory_nodes) < 2)
+		return;
+	INSTR_TIME_SET_CURRENT(start);
+	if (!ns_settle_private_memory(node->id, numasched_copy_inherited_pages, &result,
+								  err, sizeof(err)))
+	{
+		warn_bind_failure(MyProcPid, "move its memory to its node", err);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	numasched_count(STAT_PAGES_MIGRATED, result.moved);
+	numasched_count(STAT_PAGES_COPIED, result.copied);
+	elog(DEBUG1, "numasched brought the private memory of process %d to node %d in %.3f ms: "
+		 "%llu resident pages, %llu moved, %llu shared copy-on-write elsewhere, %llu copied",
+		 (int) MyProcPid, node->id, INSTR_TIME_GET_MILLISEC(duration),
+		 (unsigned long long) result.resident, (unsigned long long) result.moved,
+		 (unsigned long long) result.shared, (unsigned long long) result.copied);
 }
 
 bool
@@ -366,7 +415,11 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	else
 		warn_bind_failure(pid, "set its CPU affinity", err);
 	if (self)
+	{
 		apply_memory_policy(where.node);
+		if (slot->bound)
+			settle_memory(where.node);
+	}
 
 	if (numasched_log_placements)
 	{
@@ -393,9 +446,13 @@ numasched_follow_slot(void)
 	slot = &numasched_slots[MyProc->pgprocno];
 	/* an unlocked read: the worst case is adopting one statement late */
 	node = slot->node;
-	if (slot->pid == MyProcPid &&
-		(node != applied_memory_node || numasched_memory_policy != applied_memory_setting))
+	if (slot->pid != MyProcPid)
+		return;
+	if (node != applied_memory_node || numasched_memory_policy != applied_memory_setting)
 		apply_memory_policy(node);
+	/* moved to another node: what it had stays behind unless it follows */
+	if (node != settled_node && numasched_migrate_memory && slot->bound)
+		settle_memory(node);
 }
 
 void
@@ -487,7 +544,7 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group)
 }
 
 bool
-numasched_process_memory(pid_t pid, uint64 *kb_per_node)
+numasched_process_memory(pid_t pid, uint64 *kb_per_node, uint64 *private_kb_per_node)
 {
 	char		path[64];
 	char	   *text;
@@ -497,7 +554,8 @@ numasched_process_memory(pid_t pid, uint64 *kb_per_node)
 	text = ns_read_text_file(path, NULL);
 	if (text == NULL)
 		return false;
-	ok = ns_numa_maps_kb(text, kb_per_node, NS_MAX_NODES, 0, NULL, 0);
+	ok = (kb_per_node == NULL || ns_numa_maps_kb(text, kb_per_node, NS_MAX_NODES, 0, NULL, 0)) &&
+		(private_kb_per_node == NULL || ns_numa_maps_private_kb(text, private_kb_per_node, NS_MAX_NODES));
 	free(text);
 	return ok;
 }
@@ -508,7 +566,7 @@ numasched_node_pages(pid_t pid, int node)
 	uint64	   *kb = calloc(NS_MAX_NODES, sizeof(uint64));
 	uint64		pages = 0;
 
-	if (kb && numasched_process_memory(pid, kb))
+	if (kb && numasched_process_memory(pid, kb, NULL))
 		pages = kb[numasched_machine->nodes[node].id] * 1024 / sysconf(_SC_PAGESIZE);
 	free(kb);
 	return pages;

@@ -33,6 +33,7 @@ PG_FUNCTION_INFO_V1(numasched_stats);
 PG_FUNCTION_INFO_V1(numasched_move);
 PG_FUNCTION_INFO_V1(numasched_reset_stats);
 PG_FUNCTION_INFO_V1(numasched_memory);
+PG_FUNCTION_INFO_V1(numasched_locality);
 PG_FUNCTION_INFO_V1(numasched_shared_memory_pages);
 
 static text *
@@ -377,20 +378,26 @@ numasched_move(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(result == MOVE_DONE);
 }
 
-/* One row per node: pages (of "page_kb" kB) and MB. */
+/*
+ * One row per node: pages (of "page_kb" kB) and MB, and with
+ * "private_kb_per_node" the private pages too.
+ */
 static void
-put_node_rows(ReturnSetInfo *rsinfo, const uint64 *kb_per_node, Size page_kb)
+put_node_rows(ReturnSetInfo *rsinfo, const uint64 *kb_per_node, const uint64 *private_kb_per_node,
+			  Size page_kb)
 {
 	for (int id = 0; id < NS_MAX_NODES; id++)
 	{
-		Datum		values[3];
-		bool		nulls[3] = {0};
+		Datum		values[4];
+		bool		nulls[4] = {0};
 
 		if (kb_per_node[id] == 0 && ns_topology_node_index(numasched_machine, id) < 0)
 			continue;
 		values[0] = Int32GetDatum(id);
 		values[1] = Int64GetDatum((int64) (kb_per_node[id] / page_kb));
 		values[2] = Float8GetDatum((double) kb_per_node[id] / 1024.0);
+		if (private_kb_per_node)
+			values[3] = Int64GetDatum((int64) (private_kb_per_node[id] / page_kb));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -401,6 +408,7 @@ numasched_memory(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int32		pid = PG_GETARG_INT32(0);
 	uint64	   *kb;
+	uint64	   *private_kb;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
@@ -415,11 +423,67 @@ numasched_memory(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to see the memory of process %d", pid),
 				 errdetail("Only roles with privileges of the role of the process or of \"pg_read_all_stats\" may see it.")));
 	kb = palloc0(NS_MAX_NODES * sizeof(uint64));
-	if (!numasched_process_memory(pid, kb))
+	private_kb = palloc0(NS_MAX_NODES * sizeof(uint64));
+	if (!numasched_process_memory(pid, kb, private_kb))
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not read \"/proc/%d/numa_maps\": %m", pid)));
-	put_node_rows(rsinfo, kb, sysconf(_SC_PAGESIZE) / 1024);
+	put_node_rows(rsinfo, kb, private_kb, sysconf(_SC_PAGESIZE) / 1024);
+	PG_RETURN_VOID();
+}
+
+/*
+ * Per placed process: its private pages on the node it is placed on and
+ * elsewhere, from its numa_maps.  Processes gone meanwhile are left out;
+ * other roles' processes show no figures, as in numasched_processes.
+ */
+Datum
+numasched_locality(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	numasched_slot *slots;
+	int			nslots;
+	Size		page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	uint64	   *kb = palloc(NS_MAX_NODES * sizeof(uint64));
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!machine_known())
+		PG_RETURN_VOID();
+	slots = copy_slots(&nslots);
+	for (int i = 0; i < nslots; i++)
+	{
+		numasched_slot *slot = &slots[i];
+		int			node_id = numasched_machine->nodes[slot->node].id;
+		Datum		values[6];
+		bool		nulls[6] = {0};
+		uint64		local = 0,
+					elsewhere = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = Int32GetDatum(slot->pid);
+		values[1] = PointerGetDatum(cstring_to_text(slot->kind == NUMASCHED_BACKEND ?
+													"client backend" : "parallel worker"));
+		values[2] = Int32GetDatum(node_id);
+		if (!may_see(slot->pid))
+		{
+			for (int c = 2; c < 6; c++)
+				nulls[c] = true;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			continue;
+		}
+		memset(kb, 0, NS_MAX_NODES * sizeof(uint64));
+		if (!numasched_process_memory(slot->pid, NULL, kb))
+			continue;			/* gone meanwhile */
+		for (int id = 0; id < NS_MAX_NODES; id++)
+			if (id == node_id)
+				local += kb[id] / page_kb;
+			else
+				elsewhere += kb[id] / page_kb;
+		values[3] = Int64GetDatum((int64) local);
+		values[4] = Int64GetDatum((int64) elsewhere);
+		values[5] = Float8GetDatum(local + elsewhere > 0 ? 100.0 * local / (local + elsewhere) : 100.0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	PG_RETURN_VOID();
 }
 
@@ -480,6 +544,6 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 			n = 0;
 		}
 	}
-	put_node_rows(rsinfo, kb, page_size / 1024);
+	put_node_rows(rsinfo, kb, NULL, page_size / 1024);
 	PG_RETURN_VOID();
 }

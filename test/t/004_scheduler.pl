@@ -108,6 +108,13 @@ cmp_ok(abs($shared_pages - $rss_kb / $page_kb), '<=', 0.01 * $shared_pages + 16,
 my $own = $s->query_safe('SELECT sum(pages) FROM numasched_memory(pg_backend_pid())');
 my $from_proc = numa_maps_pages($pid);
 cmp_ok(abs($own - $from_proc), '<=', 0.05 * $from_proc, "numasched_memory agrees with numa_maps ($own vs $from_proc)");
+my %private = private_pages($pid);
+my $private_proc = 0;
+$private_proc += $_ for values %private;
+my $private_view = $s->query_safe(
+	'SELECT private_pages_local + private_pages_elsewhere FROM numasched_locality WHERE pid = pg_backend_pid()');
+cmp_ok(abs($private_view - $private_proc), '<=', 0.05 * $private_proc + 8,
+	"numasched_locality counts the private pages numa_maps shows ($private_view vs $private_proc)");
 my ($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM numasched_memory(999999)');
 like($err, qr/PID 999999 is not a PostgreSQL backend process/, 'numasched_memory: a bad pid is an error');
 

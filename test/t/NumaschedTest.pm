@@ -6,7 +6,7 @@ use warnings;
 use Exporter 'import';
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(kernel_cpus wait_until cpu_count);
+our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu);
 
 # The CPU list the kernel holds for a process, from /proc/PID/status.
 sub kernel_cpus
@@ -19,6 +19,37 @@ sub kernel_cpus
 		return $1 if $line =~ /^Cpus_allowed_list:\s*(\S+)/;
 	}
 	return undef;
+}
+
+# A process's private memory per node id, in base pages, from
+# /proc/PID/numa_maps: anonymous memory that no file backs (heap, stack,
+# anonymous mmaps: what malloc and palloc hand out).  Not the shared memory
+# segment, DSM or files: those lines name a file (/dev/zero, SYSV...,
+# /anon_hugepage, /dev/shm/...).  Pages still shared copy-on-write with the
+# postmaster count: the process reads them where they are.
+sub private_pages
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/numa_maps") or return ();
+	my %pages;
+	while (my $line = <$fh>)
+	{
+		next if $line =~ /\bfile=/ || $line !~ /\banon=/;
+		my $kb = $line =~ /\bkernelpagesize_kB=(\d+)/ ? $1 : 4;
+		$pages{$1} += $2 * $kb / 4 while $line =~ /\bN(\d+)=(\d+)/g;
+	}
+	return %pages;
+}
+
+# The CPU a process last ran on (field 39 of /proc/PID/stat), or undef.
+sub last_cpu
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return undef;
+	my $stat = <$fh> // return undef;
+	# the command name in parentheses may hold spaces: split after it
+	my @f = split ' ', substr($stat, rindex($stat, ')') + 2);
+	return $f[36];
 }
 
 # Number of CPUs in a kernel CPU list such as "0-3,8".

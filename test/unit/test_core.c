@@ -659,6 +659,15 @@ test_numa_maps(void)
 	is_int(kb[0] + kb[1], 90 * 4, "numa_maps: only that mapping counts");
 	is_str(policy, "interleave:0-1", "numa_maps: its policy");
 	tap_ok(!ns_numa_maps_kb("not a line\n", kb, 4, 0, NULL, 0), "numa_maps: garbage is refused");
+	memset(kb, 0, sizeof(kb));
+	tap_ok(ns_numa_maps_private_kb(text, kb, 4), "numa_maps: private memory");
+	is_int(kb[0] + kb[1], 5 * 4, "numa_maps: only the anonymous pages no file backs");
+	memset(kb, 0, sizeof(kb));
+	ns_numa_maps_private_kb("55d0c0c00000 default file=/usr/lib/postgresql/15/bin/postgres anon=7 dirty=7 N1=7 kernelpagesize_kB=4\n"
+							"55d0c1000000 default heap anon=30 dirty=30 N0=20 N1=10 kernelpagesize_kB=4\n"
+							"7f3a50000000 default anon=512 dirty=512 N1=512 kernelpagesize_kB=4\n", kb, 4);
+	is_int(kb[0], 20 * 4, "numa_maps: heap pages on node 0");
+	is_int(kb[1], (10 + 512) * 4, "numa_maps: heap and anonymous mmap on node 1, not a program's written data");
 }
 
 int

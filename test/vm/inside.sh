@@ -21,8 +21,30 @@ cp -r "$top/test" "$work/"
 chown -R postgres: "$work"
 pgxs=$(cd "$(dirname "$(pg_config --pgxs)")/../.." && pwd)
 cd "$work" || exit 1
+# settings from run.sh (VM_ONLY, LOCALITY_*), through the results share
+[ -f /vmresults/env ] && . /vmresults/env
 # su needs PAM, which cannot read the host's shadow file over 9p: setpriv
-setpriv --reuid=postgres --regid=postgres --init-groups \
-	env HOME="$work" PATH="$(pg_config --bindir):$PATH" TESTDIR="$work" \
-	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
-	prove -v -I "$pgxs/src/test/perl" -I test/t test/vm/t/*.pl
+tap() {
+	setpriv --reuid=postgres --regid=postgres --init-groups \
+		env HOME="$work" PATH="$(pg_config --bindir):$PATH" TESTDIR="$work" \
+		PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
+		LOCALITY_RUNS="${LOCALITY_RUNS:-}" LOCALITY_SECONDS="${LOCALITY_SECONDS:-}" \
+		LOCALITY_CONFIGS="${LOCALITY_CONFIGS:-}" LOCALITY_DETAIL="${LOCALITY_DETAIL:-}" \
+		prove -v -I "$pgxs/src/test/perl" -I test/t "$@"
+}
+wanted() { [ -z "${VM_ONLY:-}" ] || [[ $1 =~ $VM_ONLY ]]; }
+
+status=0
+if wanted multinode; then
+	tap test/vm/t/010_multinode.pl || status=1
+fi
+# the locality probe once with AutoNUMA on (Debian's default) and once off:
+# only root can switch it
+if wanted locality; then
+	for balancing in 1 0; do
+		echo "$balancing" > /proc/sys/kernel/numa_balancing
+		echo "guest: kernel.numa_balancing = $(cat /proc/sys/kernel/numa_balancing)"
+		tap test/vm/t/020_locality.pl || status=1
+	done
+fi
+exit $status

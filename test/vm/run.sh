@@ -75,6 +75,11 @@ fi
 
 results=$(mktemp -d /tmp/numasched-vm-XXXXXX)
 chmod 777 "$results"
+# what the guest should run: VM_ONLY (a regex of test names: multinode,
+# locality) and the locality probe's LOCALITY_* settings
+for v in VM_ONLY LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL; do
+	[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}" >> "$results/env"
+done
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -machine pc,accel=tcg -cpu max \
 	-smp 4,sockets="$nodes",cores=$((4 / nodes)),threads=1 -m 2G \

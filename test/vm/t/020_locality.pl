@@ -1,0 +1,145 @@
+# Where a backend's private memory is, against the node it runs on: the
+# figure a NUMA extension is judged by.  Four pgbench clients run a sort-heavy
+# script (work_mem = 32MB, no parallel workers) on a VM with emulated nodes;
+# near the end of each run every backend's /proc/PID/numa_maps is read and its
+# private pages (anonymous, not the shared segment, not files) are counted on
+# the node of the CPU it last ran on and elsewhere.  Configurations run
+# interleaved (A B A B ...), each run on a freshly started server.
+#
+# inside.sh runs this file once per kernel.numa_balancing setting (AutoNUMA
+# on and off), with NUMA_BALANCING saying which; only root can change it.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use List::Util qw(min max sum);
+use lib 'test/t';
+use NumaschedTest;
+
+my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
+plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
+
+my $balancing = slurp_file('/proc/sys/kernel/numa_balancing') =~ s/\s+//gr;
+my $runs = $ENV{LOCALITY_RUNS} || 3;
+my $seconds = $ENV{LOCALITY_SECONDS} || 30;
+my $clients = 4;
+my %node_of_cpu;
+for my $n (@nodes)
+{
+	for (split /,/, slurp_file("/sys/devices/system/node/node$n/cpulist") =~ s/\s+//gr)
+	{
+		my ($a, $b) = split /-/;
+		$node_of_cpu{$_} = $n for $a .. ($b // $a);
+	}
+}
+
+my @configs = (
+	[ 'no numasched' => '' ],
+	[ 'numasched defaults' => "shared_preload_libraries = 'numasched'" ],
+	[ 'numasched, copy_inherited_pages = off' =>
+		  "shared_preload_libraries = 'numasched'\nnumasched.copy_inherited_pages = off" ],
+);
+@configs = grep { $_->[0] =~ /$ENV{LOCALITY_CONFIGS}/ } @configs if $ENV{LOCALITY_CONFIGS};
+
+my $node = PostgreSQL::Test::Cluster->new('locality');
+$node->init;
+# each run writes its configuration into locality.conf
+$node->append_conf('postgresql.conf', qq{
+include_if_exists = 'locality.conf'
+work_mem = '32MB'
+max_parallel_workers_per_gather = 0
+numasched.rebalance_interval = 0
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE TABLE sortme AS SELECT random() AS r FROM generate_series(1, 150000)');
+$node->stop;
+my $script = $node->basedir . '/sort.sql';
+append_to_file($script, "SELECT r FROM sortme ORDER BY r OFFSET 149999;\n");
+
+# The private pages of each pgbench backend: [local, elsewhere] summed over
+# three samples a second apart.
+sub sample_backends
+{
+	my ($pids) = @_;
+	my ($local, $remote, %where) = (0, 0);
+	for (1 .. 3)
+	{
+		for my $pid (@$pids)
+		{
+			my $cpu = last_cpu($pid);
+			next unless defined $cpu;
+			my $home = $node_of_cpu{$cpu};
+			my %pages = private_pages($pid);
+			for my $n (keys %pages)
+			{
+				($n == $home ? $local : $remote) += $pages{$n};
+				$where{"$pid on $home"}{$n} += $pages{$n};
+			}
+		}
+		sleep 1;
+	}
+	return ($local, $remote, \%where);
+}
+
+my %result;
+for my $run (1 .. $runs)
+{
+	for my $config ($run % 2 ? @configs : reverse @configs)
+	{
+		my ($name, $conf) = @$config;
+		open(my $fh, '>', $node->data_dir . '/locality.conf') or die "locality.conf: $!";
+		print $fh "$conf\n";
+		close $fh;
+		$node->start;
+		my ($out, $err) = ('', '');
+		local $ENV{PGAPPNAME} = 'locality';
+		my $bench = IPC::Run::start(
+			[ 'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds, '-f', $script,
+			  '-h', $node->host, '-p', $node->port, 'postgres' ],
+			'>', \$out, '2>', \$err);
+		my @pids;
+		wait_until(sub {
+			@pids = split /\s+/, $node->safe_psql('postgres',
+				"SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE application_name = 'locality' AND pid <> pg_backend_pid()");
+			@pids == $clients }, 60) or BAIL_OUT("pgbench did not connect: $err");
+		sleep max(1, $seconds - 5);
+		my ($local, $remote, $where) = sample_backends(\@pids);
+		$bench->finish;
+		my ($tps) = $out =~ /tps = ([\d.]+)/;
+		$node->stop;
+		my $share = $local + $remote ? 100 * $local / ($local + $remote) : 0;
+		push @{ $result{$name} }, $share;
+		note(sprintf('%-38s run %d: %5.1f%% of %d private pages local (%s tps)',
+			$name, $run, $share, ($local + $remote) / 3, $tps // '?'));
+		if ($ENV{LOCALITY_DETAIL})
+		{
+			for my $who (sort keys %$where)
+			{
+				note("  $who: " . join(' ', map { "N$_=$where->{$who}{$_}" } sort keys %{ $where->{$who} }));
+			}
+		}
+	}
+}
+
+# the table: one row per configuration, the runs in order
+my $autonuma = $balancing ? 'on' : 'off';
+diag(sprintf("%-38s | AutoNUMA | runs | private pages local", 'configuration'));
+for my $config (@configs)
+{
+	my $shares = $result{ $config->[0] };
+	diag(sprintf("%-38s | %-8s | %4d | %s", $config->[0], $autonuma, scalar @$shares,
+		join(', ', map { sprintf('%.1f%%', $_) } @$shares)));
+}
+
+SKIP:
+{
+	skip 'a configuration was filtered out', 2 unless $result{'no numasched'} && $result{'numasched defaults'};
+	my $worst = min(@{ $result{'numasched defaults'} });
+	my $kernel_best = max(@{ $result{'no numasched'} });
+	cmp_ok($worst, '>=', 99, "AutoNUMA $autonuma: numasched's defaults keep >= 99% of private pages local in every run");
+	cmp_ok($worst, '>', $kernel_best, "AutoNUMA $autonuma: numasched's worst run beats the kernel's best");
+}
+
+done_testing();
