@@ -14,7 +14,7 @@ set -euo pipefail
 nodes=${1:-2}
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cache=/var/cache/numasched-vm
-timeout_s=${VM_TIMEOUT:-900}
+timeout_s=${VM_TIMEOUT:-1500}
 
 case "$nodes" in
 	2)

@@ -1,13 +1,16 @@
 # Multi-node placement against a real kernel, in a VM with emulated NUMA
 # nodes (test/vm/run.sh).  Every answer is the kernel's: Cpus_allowed_list in
-# /proc/PID/status, the task's memory policy in /proc/PID/numa_maps.
+# /proc/PID/status; the task's memory policy and where its pages are in
+# /proc/PID/numa_maps.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use List::Util qw(sum);
 use lib 'test/t';
 use NumaschedTest;
+use Time::HiRes qw(usleep);
 
 my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
 plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
@@ -56,6 +59,15 @@ sub largest_private_mapping
 	return %pages;
 }
 
+# the share of a process's private pages on node $n, and where they are
+sub private_on
+{
+	my ($pid, $n) = @_;
+	my %pages = private_pages($pid);
+	my $total = sum(values %pages) || 1;
+	return (100 * ($pages{$n} // 0) / $total, join(' ', map { "N$_=$pages{$_}" } sort keys %pages));
+}
+
 # the task's memory policy, as numa_maps prints it for the heap
 sub memory_policy
 {
@@ -96,8 +108,33 @@ my @sessions = map { $node->background_psql('postgres') } 1 .. $N;
 my @pids = map { $_->query_safe('SELECT pg_backend_pid()') } @sessions;
 my @on = map { node_of_pid($_) } @pids;
 is(join(' ', sort @on), join(' ', sort @nodes), "$N backends land one per node (@on)");
-is(memory_policy($pids[$_]), "prefer:$on[$_]", "backend $pids[$_] prefers its node's memory") for 0 .. $#pids;
+for my $i (0 .. $#pids)
+{
+	is(memory_policy($pids[$i]), 'default', "backend $pids[$i] keeps the kernel's default policy (local allocation)");
+	my ($share, $where) = private_on($pids[$i], $on[$i]);
+	cmp_ok($share, '>=', 99, "backend $pids[$i]: its private pages are on its node $on[$i] ($where)");
+}
 $_->quit for @sessions;
+
+# the explicit policies: the pages a backend had before it was placed follow too
+for my $policy ('preferred', 'bind')
+{
+	$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.memory_policy = '$policy'");
+	$node->reload;
+	my @s = map { $node->background_psql('postgres') } 1 .. 2;
+	for my $session (@s)
+	{
+		my $pid = $session->query_safe('SELECT pg_backend_pid()');
+		my $n = node_of_pid($pid);
+		my ($share, $where) = private_on($pid, $n);
+		like(memory_policy($pid), $policy eq 'bind' ? qr/^bind:$n$/ : qr/^prefer:$n$/,
+			"memory_policy = $policy: the kernel holds that policy for node $n");
+		cmp_ok($share, '>=', 99, "memory_policy = $policy: private pages on node $n ($where)");
+	}
+	$_->quit for @s;
+}
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.memory_policy');
+$node->reload;
 wait_until(sub { $node->safe_psql('postgres', 'SELECT count(*) FROM numasched_processes') == 1 }, $wait);
 
 # --- parallel workers: compact, spill to the nearest node, spread ----------------
@@ -111,10 +148,14 @@ sub worker_node
 	my $n = wait_until(sub {
 		my ($w) = split ' ', `pgrep -f 'parallel worker for PID $leader\\b'`;
 		return undef unless $w && (kernel_cpus($w) // $postmaster_cpus) ne $postmaster_cpus;
-		return [ node_of_pid($w) ];	# a reference: node 0 is true too
+		my $on = node_of_pid($w);
+		usleep(300_000);	# placed: its memory settles right after binding
+		return [ $on, private_on($w, $on) ];	# a reference: node 0 is true too
 	}, $wait);
 	$session->query_safe('SELECT 1');
-	return $n ? $n->[0] : -2;
+	return -2 unless $n;
+	cmp_ok($n->[1], '>=', 99, "the parallel worker's private pages are on its node $n->[0] ($n->[2])");
+	return $n->[0];
 }
 
 my $leader = $node->background_psql('postgres');
@@ -147,25 +188,24 @@ $spread->quit;
 $leader->quit;
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.parallel_placement');
 
-# --- the scheduler's moves go to the nearest node first --------------------------
-$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.migrate_memory = on");
+# --- the scheduler's moves go to the nearest node first, memory follows ---------
+# (numasched.migrate_memory is on by default)
 $node->reload;
 my @busy = map { $node->background_psql('postgres') } 1 .. 2;
 my @bpids = map { $_->query_safe('SELECT pg_backend_pid()') } @busy;
 my $from = $nodes[0];
 $node->safe_psql('postgres', "SELECT numasched_move($_, $from)") for @bpids;
-# SELECT 1 adopts the new node's memory policy; then 20 MB of private memory
-# is written there and held while the loop keeps the backend busy
+# SELECT 1 settles each backend on its new node; then 20 MB of private
+# memory is written there and held while the loop keeps the backend busy
 $_->query_until(qr/started/, "SET statement_timeout = '300s';\nSELECT 1;\n\\echo started\n"
 	  . "DO \$\$ DECLARE big text := repeat('x', 20000000); "
 	  . "BEGIN FOR i IN 1..2000000000 LOOP END LOOP; PERFORM length(big); END \$\$;\n") for @busy;
-# rebalancing starts once both have written their 20 MB (5000 pages): the
-# pages a moved backend writes later still follow its old node's policy
-# until its next statement, by design
+# rebalancing starts once both have written their 20 MB (5000 pages)
 ok(wait_until(sub { !grep { my %p = largest_private_mapping($_); my $t = 0; $t += $_ for values %p; $t < 4800 } @bpids }, $wait),
 	'both busy backends hold their 20 MB');
 $node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
 $node->reload;
+my $migrated_before = $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats');
 my ($near) = sort { $distance{$from}{$a} <=> $distance{$from}{$b} || $a <=> $b } grep { $_ != $from } @nodes;
 my $moved = wait_until(sub { grep { node_of_pid($_) != $from } @bpids }, $wait);
 ok($moved, 'the scheduler moves one of two busy backends off their node');
@@ -173,8 +213,8 @@ is(join(' ', sort map { node_of_pid($_) } @bpids), join(' ', sort($from, $near))
 	"...to the nearest node ($near)");
 # with migrate_memory, the moved backend's private pages follow it
 my ($mover) = grep { node_of_pid($_) == $near } @bpids;
-ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated > 0 FROM numasched_stats') eq 't' }, $wait),
-	'migrate_memory: numasched_stats counts migrated pages');
+ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats') > $migrated_before + 4000 }, $wait),
+	'migrate_memory: numasched_stats counts the migrated pages');
 # Only pages private to the backend move (migrate_pages without
 # CAP_SYS_NICE); its 20 MB allocation is private and was written on $from.
 my %big = largest_private_mapping($mover);
@@ -188,7 +228,6 @@ $_->{run}->kill_kill for @busy;
 
 # --- interleaved shared memory: pages on every node --------------------------------
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.rebalance_interval');
-$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.migrate_memory');
 $node->append_conf('postgresql.conf', "numasched.shared_memory = interleave\nhuge_pages = off\n");
 $node->restart;
 my $pages = $node->safe_psql('postgres',
