@@ -20,6 +20,7 @@ ALTER SYSTEM SET numasched.max_steal_distance = 32;
 ALTER SYSTEM SET numasched.rebalance_interval = '250ms';
 ALTER SYSTEM SET numasched.nodes = '0';
 ALTER SYSTEM SET numasched.nodes = '';
+ALTER SYSTEM SET numasched.interleave_nodes = '0';
 SELECT name, setting FROM pg_file_settings
   WHERE name LIKE 'numasched.%' AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno;
 
@@ -34,6 +35,8 @@ ALTER SYSTEM SET numasched.nodes = '0-';
 ALTER SYSTEM SET numasched.nodes = 'zero';
 ALTER SYSTEM SET numasched.nodes = '1023';
 ALTER SYSTEM SET numasched.shared_memory = 'interleave';
+ALTER SYSTEM SET numasched.interleave_nodes = '1023';
+ALTER SYSTEM SET numasched.interleave_nodes = 'zero';
 -- more groups than a node has CPUs: the detail names this machine's numbers
 \set VERBOSITY terse
 ALTER SYSTEM SET numasched.groups_per_node = 1024;

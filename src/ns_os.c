@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static bool
@@ -66,6 +67,20 @@ node_mask(unsigned long *mask, int node_id)
 	mask[node_id / LONG_BITS] |= 1UL << (node_id % LONG_BITS);
 }
 
+/* The kernel's node mask of a set of node ids. */
+static void
+nodes_mask(const ns_cpuset *nodes, unsigned long *mask)
+{
+	int			id;
+
+	memset(mask, 0, MASK_LONGS * sizeof(unsigned long));
+	NS_CPUSET_FOREACH(id, nodes)
+	{
+		if (id < NS_MAX_NODES)
+			mask[id / LONG_BITS] |= 1UL << (id % LONG_BITS);
+	}
+}
+
 bool
 ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen)
 {
@@ -87,21 +102,200 @@ ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen)
 	return true;
 }
 
+size_t
+ns_resident_map_size(size_t length)
+{
+	/* mincore counts in base pages, also for a huge-page mapping */
+	return length / sysconf(_SC_PAGESIZE) + 1;
+}
+
 bool
-ns_interleave_range(void *start, size_t length, const ns_cpuset *nodes, char *err, size_t errlen)
+ns_visit_resident_pages(char *start, size_t length, size_t page_size, unsigned char *resident,
+						ns_page_visitor visit, void *arg, char *err, size_t errlen)
+{
+	size_t		base = sysconf(_SC_PAGESIZE);
+	void	   *pages[NS_PAGE_BATCH];
+	int			nodes[NS_PAGE_BATCH];
+	size_t		index[NS_PAGE_BATCH];
+	int			n = 0;
+	bool		ok = true;
+
+	if (mincore(start, length, resident) != 0)
+	{
+		snprintf(err, errlen, "mincore failed: %s", strerror(errno));
+		return false;
+	}
+	for (size_t offset = 0; ok && offset < length; offset += page_size)
+	{
+		bool		last = offset + page_size >= length;
+
+		if (resident[offset / base] & 1)
+		{
+			(void) *(volatile char *) (start + offset);
+			index[n] = offset / page_size;
+			pages[n++] = start + offset;
+		}
+		if (n == NS_PAGE_BATCH || (last && n > 0))
+		{
+			if (move_pages(0, n, pages, NULL, nodes, 0) != 0)
+			{
+				snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
+				ok = false;
+			}
+			else
+				ok = visit(pages, nodes, index, n, arg, err, errlen);
+			n = 0;
+		}
+	}
+	return ok;
+}
+
+typedef struct interleaving
+{
+	int			node_ids[NS_MAX_NODES];
+	int			nnodes;
+	int			phase;			/* -1 until the first batch has shown it */
+	ns_interleave_result *result;
+} interleaving;
+
+/* The node the kernel's interleave policy assigns to page "index". */
+static int
+interleave_node(const interleaving *il, size_t index)
+{
+	return il->node_ids[(il->phase + index) % il->nnodes];
+}
+
+/*
+ * The kernel puts page k of an interleaved mapping on node (bias + k) mod n
+ * of the mask, where the bias is the shmem file's inode number (4 kB pages)
+ * or 0 (hugetlb); kernels have changed how they compute it.  Rather than
+ * guess, take the phase most of the first batch's pages agree with: the
+ * postmaster faulted them under the same interleave policy.
+ */
+static void
+find_phase(interleaving *il, const int *nodes, const size_t *index, int n)
+{
+	int			agree[NS_MAX_NODES] = {0};
+
+	il->phase = 0;
+	for (int i = 0; i < n; i++)
+		for (int p = 0; p < il->nnodes; p++)
+			if (nodes[i] == il->node_ids[(p + index[i]) % il->nnodes])
+				agree[p]++;
+	for (int p = 1; p < il->nnodes; p++)
+		if (agree[p] > agree[il->phase])
+			il->phase = p;
+}
+
+static bool
+move_to_interleave_nodes(void **pages, const int *nodes, const size_t *index, int n,
+						 void *arg, char *err, size_t errlen)
+{
+	interleaving *il = arg;
+	void	   *misplaced[NS_PAGE_BATCH];
+	int			targets[NS_PAGE_BATCH];
+	int			status[NS_PAGE_BATCH];
+	int			m = 0;
+
+	if (il->phase < 0)
+		find_phase(il, nodes, index, n);
+	for (int i = 0; i < n; i++)
+		if (nodes[i] >= 0)
+			il->result->resident++;
+	/*
+	 * Grouped by target: move_pages migrates a run of pages bound for one
+	 * node at once, and would migrate page by page if targets alternated.
+	 */
+	for (int t = 0; t < il->nnodes; t++)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			int			target = interleave_node(il, index[i]);
+
+			if (nodes[i] >= 0 && nodes[i] != target && target == il->node_ids[t])
+			{
+				misplaced[m] = pages[i];
+				targets[m++] = target;
+			}
+		}
+	}
+	if (m == 0)
+		return true;
+	if (move_pages(0, m, misplaced, targets, status, MPOL_MF_MOVE) < 0)
+	{
+		snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
+		return false;
+	}
+	for (int i = 0; i < m; i++)
+	{
+		if (status[i] == targets[i])
+			il->result->moved++;
+		else
+			il->result->not_moved++;
+	}
+	return true;
+}
+
+bool
+ns_interleave_range(char *start, size_t length, size_t page_size,
+					const ns_cpuset *nodes, unsigned char *resident,
+					ns_interleave_result *result, char *err, size_t errlen)
 {
 	unsigned long mask[MASK_LONGS];
+	interleaving il = {.nnodes = 0, .phase = -1, .result = result};
 	int			id;
 
-	memset(mask, 0, sizeof(mask));
+	memset(result, 0, sizeof(*result));
+	nodes_mask(nodes, mask);
 	NS_CPUSET_FOREACH(id, nodes)
 	{
 		if (id < NS_MAX_NODES)
-			mask[id / LONG_BITS] |= 1UL << (id % LONG_BITS);
+			il.node_ids[il.nnodes++] = id;
 	}
-	if (mbind(start, length, MPOL_INTERLEAVE, mask, KERNEL_MAXNODE, MPOL_MF_MOVE) != 0)
+	if (il.nnodes == 0)
+	{
+		snprintf(err, errlen, "no node to interleave over");
+		return false;
+	}
+	if (mbind(start, length, MPOL_INTERLEAVE, mask, KERNEL_MAXNODE, 0) != 0)
 	{
 		snprintf(err, errlen, "mbind failed: %s", strerror(errno));
+		return false;
+	}
+	return ns_visit_resident_pages(start, length, page_size, resident,
+								   move_to_interleave_nodes, &il, err, errlen);
+}
+
+bool
+ns_interleave_own_allocations(const ns_cpuset *nodes, ns_saved_policy *saved,
+							  char *err, size_t errlen)
+{
+	unsigned long mask[MASK_LONGS];
+
+	if (get_mempolicy(&saved->mode, saved->mask, KERNEL_MAXNODE, NULL, 0) != 0)
+	{
+		snprintf(err, errlen, "get_mempolicy failed: %s", strerror(errno));
+		return false;
+	}
+	nodes_mask(nodes, mask);
+	if (set_mempolicy(MPOL_INTERLEAVE, mask, KERNEL_MAXNODE) != 0)
+	{
+		snprintf(err, errlen, "set_mempolicy failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool
+ns_restore_policy(const ns_saved_policy *saved, char *err, size_t errlen)
+{
+	bool		any = false;
+
+	for (size_t i = 0; i < MASK_LONGS; i++)
+		any |= saved->mask[i] != 0;
+	if (set_mempolicy(saved->mode, any ? saved->mask : NULL, any ? KERNEL_MAXNODE : 0) != 0)
+	{
+		snprintf(err, errlen, "set_mempolicy failed: %s", strerror(errno));
 		return false;
 	}
 	return true;

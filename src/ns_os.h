@@ -53,6 +53,26 @@ bool		ns_set_memory_policy(ns_memory_policy policy, int node_id,
 bool		ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result,
 									 char *err, size_t errlen);
 
+/* A memory policy of the caller, saved to be put back. */
+typedef struct ns_saved_policy
+{
+	int			mode;
+	unsigned long mask[(NS_MAX_NODES + 8 * sizeof(unsigned long) - 1) / (8 * sizeof(unsigned long))];
+} ns_saved_policy;
+
+/*
+ * Saves the caller's memory policy into *saved and sets MPOL_INTERLEAVE over
+ * "nodes".  A shmem or hugetlb page faulted under it lands on the node an
+ * mbind()-ed interleave policy over the same nodes would give it (the
+ * kernel interleaves both by the page's offset), so memory initialised now
+ * needs no moving later.
+ */
+bool		ns_interleave_own_allocations(const ns_cpuset *nodes, ns_saved_policy *saved,
+										  char *err, size_t errlen);
+
+/* Puts back a policy saved by ns_interleave_own_allocations. */
+bool		ns_restore_policy(const ns_saved_policy *saved, char *err, size_t errlen);
+
 /*
  * Moves the pages of process "pid" from node "from_id" to node "to_id"
  * (migrate_pages).  Returns false with a message on failure.
@@ -60,11 +80,45 @@ bool		ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *
 bool		ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen);
 
 /*
- * Interleaves the pages of [start, start + length) over the nodes in
- * "nodes" (node ids), moving the pages already there (mbind with
- * MPOL_MF_MOVE).
+ * Visits the resident pages of [start, start + length) (mapped in pages of
+ * page_size bytes) in batches of at most NS_PAGE_BATCH, with the node each
+ * is on and its index in the mapping.  No page is allocated: mincore() says
+ * which are resident, and each of those is read once, which maps an existing
+ * page into the caller, before move_pages() says where it is.  The visitor
+ * may move them.  "resident" is the caller's scratch space of
+ * ns_resident_map_size(length) bytes.  Returns false with a message on
+ * failure.
  */
-bool		ns_interleave_range(void *start, size_t length, const ns_cpuset *nodes,
-								char *err, size_t errlen);
+#define NS_PAGE_BATCH 1024
+typedef bool (*ns_page_visitor) (void **pages, const int *nodes, const size_t *index, int n,
+								 void *arg, char *err, size_t errlen);
+size_t		ns_resident_map_size(size_t length);
+bool		ns_visit_resident_pages(char *start, size_t length, size_t page_size,
+									unsigned char *resident, ns_page_visitor visit, void *arg,
+									char *err, size_t errlen);
+
+/* What interleaving a mapping did. */
+typedef struct ns_interleave_result
+{
+	uint64_t	resident;		/* resident pages */
+	uint64_t	moved;			/* moved to their interleave node */
+	uint64_t	not_moved;		/* elsewhere, and the kernel could not move them */
+} ns_interleave_result;
+
+/*
+ * Interleaves [start, start + length) over the nodes in "nodes" (node ids):
+ * the policy for pages touched from now on (mbind MPOL_INTERLEAVE), and
+ * every page already resident moved to the node that policy assigns to it
+ * (move_pages), since mbind leaves a page alone when it is on any node of
+ * the mask.  Page k of the mapping belongs to the ((phase + k) mod n)-th
+ * node of "nodes" in id order, as the kernel interleaves it, the phase being
+ * the one most of the first resident pages show (see find_phase).  Only
+ * pages the caller alone maps move without CAP_SYS_NICE: call it before any
+ * other process maps them.  "resident" as above.  Weighted interleave
+ * (MPOL_WEIGHTED_INTERLEAVE, Linux 6.9) would change interleave_node() only.
+ */
+bool		ns_interleave_range(char *start, size_t length, size_t page_size,
+								const ns_cpuset *nodes, unsigned char *resident,
+								ns_interleave_result *result, char *err, size_t errlen);
 
 #endif							/* NS_OS_H */

@@ -62,6 +62,7 @@ int			numasched_imbalance_threshold = 25;
 bool		numasched_migrate_memory = true;
 bool		numasched_copy_inherited_pages = true;
 char	   *numasched_nodes = NULL;
+char	   *numasched_interleave_nodes_list = NULL;
 bool		numasched_log_placements = false;
 
 /*
@@ -137,6 +138,41 @@ check_nodes(char **newval, void **extra, GucSource source)
 	return plan_would_build(numasched_groups_per_node, text);
 }
 
+/* Nodes whose memory we may use and that have some. */
+static bool
+check_interleave_nodes(char **newval, void **extra, GucSource source)
+{
+	ns_cpuset	nodes;
+	char		err[NS_ERRLEN];
+	const char *text = *newval ? *newval : "";
+	int			id;
+
+	if (!ns_cpuset_parse(text, strlen(text), NS_MAX_NODES, &nodes, err, sizeof(err)))
+	{
+		GUC_check_errdetail("numasched.interleave_nodes must be empty (the nodes with CPUs) or a list of node ids like \"0-1,3\": %s.",
+							err);
+		return false;
+	}
+	if (numasched_machine == NULL)
+		return true;			/* nothing to check against */
+	NS_CPUSET_FOREACH(id, &nodes)
+	{
+		int			n = ns_topology_node_index(numasched_machine, id);
+
+		if (n < 0 || !numasched_machine->nodes[n].memory_allowed)
+		{
+			GUC_check_errdetail("Node %d does not exist or its memory is not allowed here.", id);
+			return false;
+		}
+		if (numasched_machine->nodes[n].memory_kb == 0)
+		{
+			GUC_check_errdetail("Node %d has no memory.", id);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Reads the machine's topology for this process and its children. */
 static void
 load_machine(void)
@@ -160,6 +196,9 @@ numasched_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(numasched_shmem_size());
 	RequestNamedLWLockTranche("numasched", 1);
+	/* the segment is created and initialised next */
+	if (!IsUnderPostmaster && numasched_shared_memory == SHARED_MEMORY_INTERLEAVE)
+		numasched_interleave_initialisation();
 }
 
 static void
@@ -295,11 +334,17 @@ _PG_init(void)
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	if (process_shared_preload_libraries_in_progress)
+	{
 		DefineCustomEnumVariable("numasched.shared_memory",
-								 "Placement of the main shared memory segment: default, or interleave over the usable nodes.",
+								 "Placement of the main shared memory segment: default, or interleave over numasched.interleave_nodes.",
 								 NULL, &numasched_shared_memory, SHARED_MEMORY_DEFAULT,
 								 shared_memory_options,
 								 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomStringVariable("numasched.interleave_nodes",
+								   "NUMA nodes shared memory is interleaved over, as a list like \"0-1,3\"; empty means the nodes with CPUs.",
+								   NULL, &numasched_interleave_nodes_list, "",
+								   PGC_POSTMASTER, 0, check_interleave_nodes, NULL, NULL);
+	}
 
 	MarkGUCPrefixReserved("numasched");
 

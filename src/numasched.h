@@ -95,6 +95,7 @@ extern bool numasched_copy_inherited_pages;
 extern char *numasched_nodes;
 extern bool numasched_log_placements;
 extern int	numasched_shared_memory;
+extern char *numasched_interleave_nodes_list;
 
 typedef enum numasched_shared_memory_mode
 {
@@ -168,7 +169,23 @@ extern uint64 numasched_node_pages(pid_t pid, int node);
  */
 extern bool numasched_main_segment(char **start, Size *length, Size *page_size);
 
-/* Interleaves the main segment over the usable memory nodes (postmaster). */
+/* The nodes shared memory is interleaved over (node ids). */
+extern void numasched_interleave_nodes(ns_cpuset *nodes);
+
+/*
+ * The postmaster interleaves what it allocates until the main segment is
+ * initialised (shmem_request_hook: before the segment is created), so that
+ * the pages it initialises land where the segment's interleave policy puts
+ * them.
+ */
+extern void numasched_interleave_initialisation(void);
+
+/*
+ * Then (shmem_startup_hook) it allocates as before, the segment gets its
+ * interleave policy, and any resident page elsewhere is moved to its
+ * interleave node; before a crash restart's new segment the first step is
+ * taken again.
+ */
 extern void numasched_interleave_shared_memory(void);
 
 /* errdetail() from one of the core's messages: capitalised, with a period */

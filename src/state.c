@@ -607,6 +607,50 @@ numasched_main_segment(char **start, Size *length, Size *page_size)
 	return found && ((PGShmemHeader *) *start)->magic == PGShmemMagic;
 }
 
+/*
+ * The nodes to interleave shared memory over: numasched.interleave_nodes, or
+ * else the nodes with usable CPUs whose memory we may use (a CPU-less node,
+ * such as a CXL expander, is farther and slower: only when named).
+ */
+void
+numasched_interleave_nodes(ns_cpuset *nodes)
+{
+	const char *list = numasched_interleave_nodes_list ? numasched_interleave_nodes_list : "";
+	char		err[NS_ERRLEN];
+
+	/* the check hook accepted the list */
+	if (list[0] == '\0' || !ns_cpuset_parse(list, strlen(list), NS_MAX_NODES, nodes, err, sizeof(err)))
+		ns_topology_memory_nodes(numasched_machine, true, nodes);
+}
+
+/* the postmaster's own policy while it initialises shared memory */
+static ns_saved_policy postmaster_policy;
+static bool postmaster_policy_saved = false;
+
+void
+numasched_interleave_initialisation(void)
+{
+	ns_cpuset	nodes;
+	char		err[NS_ERRLEN];
+
+	if (numasched_machine == NULL || postmaster_policy_saved)
+		return;
+	numasched_interleave_nodes(&nodes);
+	if (ns_interleave_own_allocations(&nodes, &postmaster_policy, err, sizeof(err)))
+		postmaster_policy_saved = true;
+	else
+		ereport(WARNING,
+				(errmsg("numasched could not interleave the initialisation of shared memory"),
+				 errdetail_from_core(err)));
+}
+
+/* A crash restart makes a new segment: interleave its initialisation too. */
+static void
+interleave_next_initialisation(int code, Datum arg)
+{
+	numasched_interleave_initialisation();
+}
+
 void
 numasched_interleave_shared_memory(void)
 {
@@ -614,28 +658,46 @@ numasched_interleave_shared_memory(void)
 	Size		length,
 				page_size;
 	ns_cpuset	nodes;
+	ns_interleave_result result;
 	char		err[NS_ERRLEN];
 	char		list[256];
+	instr_time	started,
+				duration;
 
 	if (numasched_machine == NULL)
 		return;
+	/* from here on the postmaster allocates as it did before */
+	if (postmaster_policy_saved && !ns_restore_policy(&postmaster_policy, err, sizeof(err)))
+		ereport(WARNING,
+				(errmsg("numasched could not restore the memory policy of the postmaster"),
+				 errdetail_from_core(err)));
+	postmaster_policy_saved = false;
+	on_shmem_exit(interleave_next_initialisation, 0);
+
 	if (!numasched_main_segment(&start, &length, &page_size))
 	{
 		ereport(WARNING,
 				(errmsg("numasched could not find the main shared memory segment, it is not interleaved")));
 		return;
 	}
-	ns_cpuset_zero(&nodes);
-	for (int n = 0; n < numasched_machine->nnodes; n++)
-		if (numasched_machine->nodes[n].memory_allowed && numasched_machine->nodes[n].memory_kb > 0)
-			ns_cpuset_set(&nodes, numasched_machine->nodes[n].id);
+	numasched_interleave_nodes(&nodes);
 	ns_cpuset_format(&nodes, list, sizeof(list));
-	if (!ns_interleave_range(start, length, &nodes, err, sizeof(err)))
+	INSTR_TIME_SET_CURRENT(started);
+	if (!ns_interleave_range(start, length, page_size, &nodes, palloc(ns_resident_map_size(length)),
+							 &result, err, sizeof(err)))
+	{
 		ereport(WARNING,
 				(errmsg("numasched could not interleave the main shared memory segment"),
 				 errdetail_from_core(err)));
-	else
-		ereport(LOG,
-				(errmsg("numasched interleaved the main shared memory segment (%zu MB) over nodes %s",
-						length / (1024 * 1024), list)));
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, started);
+	ereport(LOG,
+			(errmsg("numasched interleaved the main shared memory segment (%zu MB) over nodes %s",
+					length / (1024 * 1024), list),
+			 errdetail("%llu of its %llu resident pages of %zu kB were moved to their interleave node in %.1f ms%s.",
+					   (unsigned long long) result.moved, (unsigned long long) result.resident,
+					   page_size / 1024, INSTR_TIME_GET_MILLISEC(duration),
+					   result.not_moved ? psprintf(", %llu could not be moved", (unsigned long long) result.not_moved) : "")));
 }

@@ -487,11 +487,28 @@ numasched_locality(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+typedef struct page_count
+{
+	uint64	   *kb;				/* per node id */
+	Size		page_kb;
+} page_count;
+
+static bool
+count_shared_pages(void **pages, const int *nodes, const size_t *index, int n,
+				   void *arg, char *err, size_t errlen)
+{
+	page_count *count = arg;
+
+	CHECK_FOR_INTERRUPTS();
+	for (int i = 0; i < n; i++)
+		if (nodes[i] >= 0 && nodes[i] < NS_MAX_NODES)
+			count->kb[nodes[i]] += count->page_kb;
+	return true;
+}
+
 /*
- * Pages per node of the main shared memory segment.  mincore() says which
- * pages are resident without faulting any in; only those are looked up with
- * move_pages() (after a read that maps an existing page into this process,
- * which allocates nothing).
+ * Pages per node of the main shared memory segment: only the resident ones
+ * are looked up, and none is faulted in.
  */
 Datum
 numasched_shared_memory_pages(PG_FUNCTION_ARGS)
@@ -499,17 +516,10 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *start;
 	Size		length,
-				page_size;
-	Size		npages;
-	unsigned char *resident;
-	uint64	   *kb;
-	enum
-	{
-		BATCH = 1024
-	};
-	void	   *addrs[BATCH];
-	int			status[BATCH];
-	int			n = 0;
+				page_size,
+				page_kb;
+	page_count	count;
+	char		err[NS_ERRLEN];
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
@@ -518,32 +528,14 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("could not find the main shared memory segment in /proc/self/smaps")));
-	/* mincore counts in base pages, also for a huge-page mapping */
-	npages = length / sysconf(_SC_PAGESIZE);
-	resident = palloc(npages);
-	if (mincore(start, length, resident) != 0)
-		ereport(ERROR, (errmsg("mincore failed: %m")));
-	kb = palloc0(NS_MAX_NODES * sizeof(uint64));
-	for (Size offset = 0; offset < length; offset += page_size)
-	{
-		bool		last = offset + page_size >= length;
-
-		if (resident[offset / sysconf(_SC_PAGESIZE)] & 1)
-		{
-			(void) *(volatile char *) (start + offset);
-			addrs[n++] = start + offset;
-		}
-		if (n == BATCH || (last && n > 0))
-		{
-			CHECK_FOR_INTERRUPTS();
-			if (move_pages(0, n, addrs, NULL, status, 0) != 0)
-				ereport(ERROR, (errmsg("move_pages failed: %m")));
-			for (int i = 0; i < n; i++)
-				if (status[i] >= 0 && status[i] < NS_MAX_NODES)
-					kb[status[i]] += page_size / 1024;
-			n = 0;
-		}
-	}
-	put_node_rows(rsinfo, kb, NULL, page_size / 1024);
+	count.kb = palloc0(NS_MAX_NODES * sizeof(uint64));
+	count.page_kb = page_kb = page_size / 1024;
+	/* palloc'd: an interrupt between batches leaks nothing */
+	if (!ns_visit_resident_pages(start, length, page_size, palloc(ns_resident_map_size(length)),
+								 count_shared_pages, &count, err, sizeof(err)))
+		ereport(ERROR,
+				(errmsg("could not count the pages of the main shared memory segment"),
+				 errdetail_from_core(err)));
+	put_node_rows(rsinfo, count.kb, NULL, page_kb);
 	PG_RETURN_VOID();
 }

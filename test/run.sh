@@ -58,8 +58,12 @@ step "fuzzers" prove test/fuzz.t
 step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/test_numabench.py
 step "pg_regress and TAP tests (PostgreSQL::Test::Cluster)" as_postgres_make installcheck
 if [ "$(id -u)" = 0 ]; then
-	step "multi-node checks in a qemu VM with 2 NUMA nodes" env VM_ONLY=multinode bash test/vm/run.sh 2
-	step "multi-node checks and private-memory locality in a qemu VM with 4 NUMA nodes" bash test/vm/run.sh 4
+	step "multi-node checks and interleave in a qemu VM with 2 NUMA nodes" \
+		env VM_ONLY='multinode|interleave' bash test/vm/run.sh 2
+	step "interleave with a memory-only node in a qemu VM with 3 NUMA nodes" \
+		env VM_ONLY=interleave bash test/vm/run.sh 3
+	step "multi-node checks, interleave and private-memory locality in a qemu VM with 4 NUMA nodes" \
+		bash test/vm/run.sh 4
 else
 	echo "== multi-node VM checks skipped: they need root (9p root share)"
 fi

@@ -38,6 +38,9 @@ status=0
 if wanted multinode; then
 	tap test/vm/t/010_multinode.pl || status=1
 fi
+if wanted interleave; then
+	tap test/vm/t/030_interleave.pl || status=1
+fi
 # the locality probe once with AutoNUMA on (Debian's default) and once off:
 # only root can switch it
 if wanted locality; then

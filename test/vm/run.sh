@@ -6,7 +6,10 @@
 # first (make install).  Run as root:
 #
 #     bash test/vm/run.sh 2      # two nodes, distances like a 2-socket box
+#     bash test/vm/run.sh 3      # two nodes and a CPU-less memory node (CXL)
 #     bash test/vm/run.sh 4      # four nodes, near and far pairs
+#
+# VM_ONLY (a regex of multinode, locality, interleave) picks the checks.
 #
 # Exit status: the guest's (0 = every check passed); 124 if it hung.
 set -euo pipefail
@@ -21,6 +24,15 @@ case "$nodes" in
 		# a 2-socket box: 2 CPUs and 1 GB per node, remote distance 21
 		numa=(-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
 			-numa dist,src=0,dst=1,val=21)
+		sockets=2
+		;;
+	3)
+		# the same box with a CPU-less memory node at distance 30, as a CXL
+		# memory expander shows up
+		numa=(-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
+			-numa node,nodeid=2,memdev=m2
+			-numa dist,src=0,dst=1,val=21 -numa dist,src=0,dst=2,val=30 -numa dist,src=1,dst=2,val=30)
+		sockets=2
 		;;
 	4)
 		# four nodes of one CPU: 0-1 and 2-3 near (12), the pairs far (32)
@@ -29,15 +41,17 @@ case "$nodes" in
 			-numa dist,src=0,dst=1,val=12 -numa dist,src=2,dst=3,val=12
 			-numa dist,src=0,dst=2,val=32 -numa dist,src=0,dst=3,val=32
 			-numa dist,src=1,dst=2,val=32 -numa dist,src=1,dst=3,val=32)
+		sockets=4
 		;;
 	*)
-		echo "run.sh: nodes must be 2 or 4, not \"$nodes\"" >&2
+		echo "run.sh: nodes must be 2, 3 or 4, not \"$nodes\"" >&2
 		exit 2
 		;;
 esac
 memory=()
+node_mb=$((2048 / nodes))
 for n in $(seq 0 $((nodes - 1))); do
-	memory+=(-object "memory-backend-ram,id=m$n,size=$((2048 / nodes))M")
+	memory+=(-object "memory-backend-ram,id=m$n,size=${node_mb}M")
 done
 
 # The kernel: Debian's, unpacked (not installed); the exact package that
@@ -82,7 +96,7 @@ for v in VM_ONLY LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL
 done
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -machine pc,accel=tcg -cpu max \
-	-smp 4,sockets="$nodes",cores=$((4 / nodes)),threads=1 -m 2G \
+	-smp 4,sockets="$sockets",cores=$((4 / sockets)),threads=1 -m $((node_mb * nodes))M \
 	"${memory[@]}" "${numa[@]}" \
 	-nographic -no-reboot -serial mon:stdio \
 	-kernel "$cache/$kver/boot/vmlinuz-$kver" -initrd "$initrd" \

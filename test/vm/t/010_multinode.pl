@@ -226,41 +226,8 @@ cmp_ok($on_near, '>', $total / 2, "migrate_memory: the moved backend's 20 MB all
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($_)") for @bpids;
 $_->{run}->kill_kill for @busy;
 
-# --- interleaved shared memory: pages on every node --------------------------------
+# (interleaved shared memory: 030_interleave.pl)
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.rebalance_interval');
-$node->append_conf('postgresql.conf', "numasched.shared_memory = interleave\nhuge_pages = off\n");
-$node->restart;
-my $pages = $node->safe_psql('postgres',
-	'SELECT string_agg(node || \':\' || (pages > 0), \' \' ORDER BY node) FROM numasched_shared_memory');
-is($pages, join(' ', map { "$_:true" } @nodes), "interleave: the main segment has pages on every node ($pages)")
-  or diag(`grep -hE 'MemFree|HugePages_Free' /sys/devices/system/node/node*/meminfo`,
-	$node->safe_psql('postgres', 'SELECT * FROM numasched_shared_memory'),
-	`grep -E 'numasched|WARNING' ${\ $node->logfile}`);
-ok($node->log_contains(qr/interleaved the main shared memory segment .* over nodes 0-$nodes[-1]/),
-	'interleave: over all nodes');
-
-# --- the same with huge pages ---------------------------------------------------------
-SKIP:
-{
-	skip 'no huge pages reserved', 3 unless slurp_file('/proc/sys/vm/nr_hugepages') > 0;
-	$node->append_conf('postgresql.conf', "huge_pages = on\nshared_buffers = 128MB\n");
-	$node->restart;
-	my $s = $node->background_psql('postgres');
-	my $pid = $s->query_safe('SELECT pg_backend_pid()');
-	# fill shared buffers: the pages the buffers touch now follow the policy
-	$s->query_safe("CREATE TABLE hp AS SELECT g, repeat('x', 300) AS pad FROM generate_series(1, 150000) g");
-	my $hpages = $s->query_safe(
-		'SELECT string_agg(node || \':\' || (pages > 0), \' \' ORDER BY node) FROM numasched_shared_memory');
-	is($hpages, join(' ', map { "$_:true" } @nodes), "huge pages: interleaved over every node ($hpages)")
-	  or diag(`grep -hE 'HugePages_Free' /sys/devices/system/node/node*/meminfo`,
-		$s->query_safe('SELECT * FROM numasched_shared_memory'));
-	open(my $fh, '<', "/proc/$pid/numa_maps") or die;
-	my ($line) = grep { /interleave:/ && /huge/ } <$fh>;
-	ok($line, 'huge pages: the segment is a huge-page mapping with an interleave policy');
-	like($line // '', qr/kernelpagesize_kB=2048/, 'huge pages: 2 MB pages');
-	$s->quit;
-	$node->append_conf('postgresql.conf', "huge_pages = off\n");
-}
 
 # --- a cpuset that excludes a node is respected --------------------------------------
 my $excluded = $nodes[-1];
