@@ -206,7 +206,7 @@ class WithServers(unittest.TestCase):
         try:
             c.initdb()
             c.start()
-            nb.load_data(c, "analytic", 1)
+            nb.load_data(c, "analytic", 1, nb.stage_workloads(workdir))
             for script in ("analytic_q1.sql", "analytic_join.sql"):
                 with open(os.path.join(nb.WORKLOAD_DIR, script)) as f:
                     query = "\n".join(l for l in f.read().splitlines() if not l.startswith("--"))

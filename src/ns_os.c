@@ -110,8 +110,9 @@ ns_resident_map_size(size_t length)
 }
 
 bool
-ns_visit_resident_pages(char *start, size_t length, size_t page_size, unsigned char *resident,
-						ns_page_visitor visit, void *arg, char *err, size_t errlen)
+ns_visit_resident_pages(char *start, size_t length, size_t page_size, bool map_first,
+						unsigned char *resident, ns_page_visitor visit, void *arg,
+						char *err, size_t errlen)
 {
 	size_t		base = sysconf(_SC_PAGESIZE);
 	void	   *pages[NS_PAGE_BATCH];
@@ -131,7 +132,8 @@ ns_visit_resident_pages(char *start, size_t length, size_t page_size, unsigned c
 
 		if (resident[offset / base] & 1)
 		{
-			(void) *(volatile char *) (start + offset);
+			if (map_first)
+				(void) *(volatile char *) (start + offset);
 			index[n] = offset / page_size;
 			pages[n++] = start + offset;
 		}
@@ -262,7 +264,7 @@ ns_interleave_range(char *start, size_t length, size_t page_size,
 		snprintf(err, errlen, "mbind failed: %s", strerror(errno));
 		return false;
 	}
-	return ns_visit_resident_pages(start, length, page_size, resident,
+	return ns_visit_resident_pages(start, length, page_size, false, resident,
 								   move_to_interleave_nodes, &il, err, errlen);
 }
 

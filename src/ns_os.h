@@ -83,9 +83,10 @@ bool		ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errl
  * Visits the resident pages of [start, start + length) (mapped in pages of
  * page_size bytes) in batches of at most NS_PAGE_BATCH, with the node each
  * is on and its index in the mapping.  No page is allocated: mincore() says
- * which are resident, and each of those is read once, which maps an existing
- * page into the caller, before move_pages() says where it is.  The visitor
- * may move them.  "resident" is the caller's scratch space of
+ * which are resident, and with "map_first" each of those is read once, which
+ * maps an existing page into the caller (move_pages() only sees pages the
+ * caller maps; reading them is most of the cost on a cold segment).  The
+ * visitor may move them.  "resident" is the caller's scratch space of
  * ns_resident_map_size(length) bytes.  Returns false with a message on
  * failure.
  */
@@ -93,7 +94,7 @@ bool		ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errl
 typedef bool (*ns_page_visitor) (void **pages, const int *nodes, const size_t *index, int n,
 								 void *arg, char *err, size_t errlen);
 size_t		ns_resident_map_size(size_t length);
-bool		ns_visit_resident_pages(char *start, size_t length, size_t page_size,
+bool		ns_visit_resident_pages(char *start, size_t length, size_t page_size, bool map_first,
 									unsigned char *resident, ns_page_visitor visit, void *arg,
 									char *err, size_t errlen);
 
@@ -114,7 +115,8 @@ typedef struct ns_interleave_result
  * node of "nodes" in id order, as the kernel interleaves it, the phase being
  * the one most of the first resident pages show (see find_phase).  Only
  * pages the caller alone maps move without CAP_SYS_NICE: call it before any
- * other process maps them.  "resident" as above.  Weighted interleave
+ * other process maps them, from the process that wrote them (their pages are
+ * mapped in it already).  "resident" as above.  Weighted interleave
  * (MPOL_WEIGHTED_INTERLEAVE, Linux 6.9) would change interleave_node() only.
  */
 bool		ns_interleave_range(char *start, size_t length, size_t page_size,

@@ -206,6 +206,14 @@ numasched_groups(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* numasched_processes.backend_type */
+static Datum
+backend_type(const numasched_slot *slot)
+{
+	return PointerGetDatum(cstring_to_text(slot->kind == NUMASCHED_BACKEND ?
+										   "client backend" : "parallel worker"));
+}
+
 /* May the current user see the details of process "pid"? */
 static bool
 may_see(pid_t pid)
@@ -236,8 +244,7 @@ numasched_processes(PG_FUNCTION_ARGS)
 		bool		nulls[9] = {0};
 
 		values[0] = Int32GetDatum(slot->pid);
-		values[1] = PointerGetDatum(cstring_to_text(slot->kind == NUMASCHED_BACKEND ?
-													"client backend" : "parallel worker"));
+		values[1] = backend_type(slot);
 		if (!may_see(slot->pid))
 		{
 			for (int c = 2; c < 9; c++)
@@ -461,8 +468,7 @@ numasched_locality(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		values[0] = Int32GetDatum(slot->pid);
-		values[1] = PointerGetDatum(cstring_to_text(slot->kind == NUMASCHED_BACKEND ?
-													"client backend" : "parallel worker"));
+		values[1] = backend_type(slot);
 		values[2] = Int32GetDatum(node_id);
 		if (!may_see(slot->pid))
 		{
@@ -531,7 +537,7 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 	count.kb = palloc0(NS_MAX_NODES * sizeof(uint64));
 	count.page_kb = page_kb = page_size / 1024;
 	/* palloc'd: an interrupt between batches leaks nothing */
-	if (!ns_visit_resident_pages(start, length, page_size, palloc(ns_resident_map_size(length)),
+	if (!ns_visit_resident_pages(start, length, page_size, true, palloc(ns_resident_map_size(length)),
 								 count_shared_pages, &count, err, sizeof(err)))
 		ereport(ERROR,
 				(errmsg("could not count the pages of the main shared memory segment"),
