@@ -99,24 +99,28 @@ for my $run (1 .. $runs)
 		$node->start;
 		my ($out, $err) = ('', '');
 		local $ENV{PGAPPNAME} = 'locality';
+		# pgbench runs well past the sampling, which happens $seconds after
+		# its start however long its connections took, and is then stopped
+		my $started = time();
 		my $bench = IPC::Run::start(
-			[ 'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds, '-f', $script,
+			[ 'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds + 300, '-f', $script,
 			  '-h', $node->host, '-p', $node->port, 'postgres' ],
 			'>', \$out, '2>', \$err);
 		my @pids;
 		wait_until(sub {
 			@pids = split /\s+/, $node->safe_psql('postgres',
 				"SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE application_name = 'locality' AND pid <> pg_backend_pid()");
-			@pids == $clients }, 60) or BAIL_OUT("pgbench did not connect: $err");
-		sleep max(1, $seconds - 5);
+			@pids == $clients }, 120) or BAIL_OUT("pgbench did not connect: $err");
+		sleep(max(1, $started + $seconds - time()));
 		my ($local, $remote, $where) = sample_backends(\@pids);
-		$bench->finish;
-		my ($tps) = $out =~ /tps = ([\d.]+)/;
+		$bench->kill_kill;
 		$node->stop;
+		die "$name, run $run: no private page of the pgbench backends (@pids) could be read"
+		  unless $local + $remote;
 		my $share = $local + $remote ? 100 * $local / ($local + $remote) : 0;
 		push @{ $result{$name} }, $share;
-		note(sprintf('%-38s run %d: %5.1f%% of %d private pages local (%s tps)',
-			$name, $run, $share, ($local + $remote) / 3, $tps // '?'));
+		note(sprintf('%-38s run %d: %5.1f%% of %d private pages local',
+			$name, $run, $share, ($local + $remote) / 3));
 		if ($ENV{LOCALITY_DETAIL})
 		{
 			for my $who (sort keys %$where)
