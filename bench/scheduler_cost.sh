@@ -4,15 +4,19 @@
 #      10 ms for 10 s, CPU divided by passes (discovery scans included);
 #   2. its share of one core at the default interval (1 s) over SECONDS.
 #
-#     bash bench/scheduler_cost.sh [CONNECTIONS] [SECONDS]
+#     bash bench/scheduler_cost.sh [CONNECTIONS] [SECONDS] [MAX_CONNECTIONS]
+#
+# MAX_CONNECTIONS (default CONNECTIONS + 10) sizes the slots the scheduler
+# looks at: "0 30 10000" is an idle server with 10,000 slots.
 set -euo pipefail
 
 connections=${1:-100}
 seconds=${2:-60}
+max_connections=${3:-$((connections + 10))}
 . "$(dirname "${BASH_SOURCE[0]}")/throwaway_cluster.sh"
 on_cleanup 'pkill -f numasched_cost_sleeper'
 
-init_cluster "max_connections = $((connections + 10))" "numasched.groups_per_node = 2"
+init_cluster "max_connections = $max_connections" "numasched.groups_per_node = 2"
 start_cluster
 psql_ "CREATE EXTENSION numasched" >/dev/null
 

@@ -133,5 +133,10 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 REVOKE ALL ON FUNCTION numasched_reset_stats() FROM PUBLIC;
 
 GRANT SELECT ON numasched_topology, numasched_distances, numasched_groups,
-    numasched_processes, numasched_locality, numasched_stats, numasched_shared_memory
-    TO PUBLIC;
+    numasched_processes, numasched_locality, numasched_stats TO PUBLIC;
+
+-- Like pg_shmem_allocations_numa: a call looks up every resident page of the
+-- segment and maps it into the caller, so only for pg_read_all_stats.
+REVOKE ALL ON FUNCTION numasched_shared_memory() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION numasched_shared_memory() TO pg_read_all_stats;
+GRANT SELECT ON numasched_shared_memory TO pg_read_all_stats;

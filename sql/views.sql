@@ -66,10 +66,12 @@ SELECT count(*) > 0 AS sees_pids, count(cpus) AS sees_details
   FROM numasched_processes WHERE pid = pg_backend_pid();
 SELECT count(*) > 0 AS sees_pids, count(local_percent) AS sees_figures
   FROM numasched_locality WHERE pid = pg_backend_pid();
+SELECT count(*) FROM numasched_shared_memory;
 RESET ROLE;
 GRANT pg_read_all_stats TO numasched_nobody;
 SET ROLE numasched_nobody;
 SELECT count(cpus) AS sees_details FROM numasched_processes WHERE pid = pg_backend_pid();
+SELECT count(*) > 0 AS sees_shared_memory FROM numasched_shared_memory;
 RESET ROLE;
 DROP ROLE numasched_nobody;
 

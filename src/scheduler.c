@@ -221,8 +221,8 @@ rebind_after_regroup_locked(void)
 
 	if (bound_generation == numasched_state->generation)
 		return 0;
-	/* a regroup may have happened while no scheduler ran */
-	bound_generation = numasched_state->generation - 1;
+	/* re-bound now: until the next regroup, nothing to compare */
+	bound_generation = numasched_state->generation;
 	for (int i = 0; i < numasched_state->nslots && n < numasched_state->nslots; i++)
 	{
 		numasched_slot *slot = &numasched_slots[i];
@@ -239,13 +239,17 @@ rebind_after_regroup_locked(void)
 	return n;
 }
 
-/* Applies a regroup (a reload, or a new backend's newer settings) at once. */
+/*
+ * Applies a regroup (a reload, or a new backend's newer settings) at once.
+ * The exclusive lock is taken only after a reload of our own settings, which
+ * may regroup, or when the groups changed since we last re-bound.
+ */
 static void
-rebind_after_regroup(void)
+rebind_after_regroup(bool reloaded)
 {
 	int			n;
 
-	if (bound_generation == numasched_state->generation)
+	if (!reloaded && bound_generation == numasched_state->generation)
 		return;					/* an unlocked peek: checked again below */
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
@@ -361,17 +365,19 @@ numasched_scheduler_main(Datum arg)
 	{
 		long		timeout = DISCOVERY_INTERVAL_MS;
 		TimestampTz now;
+		bool		reloaded = false;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			reloaded = true;
 		}
 		if (numasched_enabled)
 			place_lock_group_members();
 		numasched_forget_gone();
-		rebind_after_regroup();
+		rebind_after_regroup(reloaded);
 
 		now = GetCurrentTimestamp();
 		if (numasched_enabled && numasched_rebalance_interval > 0)
