@@ -367,7 +367,7 @@ ns_topology_memory_nodes(const ns_topology *topo, bool with_cpus, ns_cpuset *ids
 	{
 		const ns_node *node = &topo->nodes[n];
 
-		if (node->memory_allowed && node->memory_kb > 0 && (node->ncpus > 0 || !with_cpus))
+		if (ns_node_memory_usable(node) && (node->ncpus > 0 || !with_cpus))
 		{
 			ns_cpuset_set(ids, node->id);
 			count++;
@@ -499,7 +499,7 @@ ns_topology_load(const char *root, const ns_limits *limits, char *err, size_t er
 			node->ncpus = ns_cpuset_count(&node->cpus);
 			node->has_cpus = node->ncpus > 0;
 			if (node->has_cpus ||
-				(!hardware_cpus && node->memory_allowed && node->memory_kb > 0))
+				(!hardware_cpus && ns_node_memory_usable(node)))
 			{
 				keep[kept] = i;
 				if (kept != i)

@@ -54,6 +54,13 @@ ns_topology *ns_topology_load(const char *sysfs_root, const ns_limits *limits,
 							  char *err, size_t errlen);
 void		ns_topology_free(ns_topology *topo);
 
+/* Is the node's memory ours to use (cpuset mems), and is there any? */
+static inline bool
+ns_node_memory_usable(const ns_node *node)
+{
+	return node->memory_allowed && node->memory_kb > 0;
+}
+
 /*
  * The nodes whose memory the process may use (ids into "ids"), only those
  * with usable CPUs when "with_cpus"; returns how many.

@@ -257,13 +257,6 @@ warn_bind_failure(pid_t pid, const char *what, const char *err)
 			 errdetail_from_core(err)));
 }
 
-/* Is a node's memory ours to use (cpuset mems), and is there any? */
-static bool
-memory_usable(const ns_node *node)
-{
-	return node->memory_allowed && node->memory_kb > 0;
-}
-
 static void
 apply_memory_policy(int node_index)
 {
@@ -279,7 +272,7 @@ apply_memory_policy(int node_index)
 	applied_memory_node = node_index;
 	applied_memory_setting = numasched_memory_policy;
 
-	if (!memory_usable(node))
+	if (!ns_node_memory_usable(node))
 		policy = NS_MEMORY_NONE;
 	/* "none" leaves a process that never had a policy alone */
 	if (policy == NS_MEMORY_NONE && kernel_memory_policy == NS_MEMORY_NONE)
@@ -310,7 +303,7 @@ settle_memory(int node_index)
 
 	settled_node = node_index;
 	/* with one memory node nothing can be elsewhere */
-	if (numasched_memory_policy == NS_MEMORY_NONE || !memory_usable(node) ||
+	if (numasched_memory_policy == NS_MEMORY_NONE || !ns_node_memory_usable(node) ||
 		ns_topology_memory_nodes(numasched_machine, false, &memory_nodes) < 2)
 		return;
 	INSTR_TIME_SET_CURRENT(start);
