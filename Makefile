@@ -5,7 +5,7 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).co
 
 MODULE_big = numasched
 CORE_OBJS = src/ns_cpuset.o src/ns_topology.o src/ns_policy.o src/ns_numa_maps.o
-OBJS = $(CORE_OBJS) src/ns_os.o src/numasched.o src/state.o src/views.o src/scheduler.o
+OBJS = $(CORE_OBJS) src/ns_os.o src/settings.o src/numasched.o src/state.o src/views.o src/scheduler.o
 DATA = sql/numasched--1.0.sql
 PGFILEDESC = "numasched - NUMA-aware placement of backends and parallel workers"
 
@@ -23,7 +23,7 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
 # numasched-plan: the same core, linked without PostgreSQL
-PLAN_OBJS = src/numasched_plan.o src/plan_simulate.o src/plan_bench.o
+PLAN_OBJS = src/numasched_plan.o src/plan_common.o src/plan_simulate.o src/plan_bench.o
 EXTRA_CLEAN = numasched-plan $(PLAN_OBJS) tmp_check tmp_regress results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config

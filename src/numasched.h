@@ -18,9 +18,7 @@
 
 #include "ns_os.h"
 #include "pg_compat.h"
-#include "ns_policy.h"
-
-#define NUMASCHED_NODES_LEN 256
+#include "settings.h"
 
 typedef enum numasched_kind
 {
@@ -82,30 +80,7 @@ typedef struct numasched_shared
 	uint32		pass;			/* rebalancing passes since server start */
 } numasched_shared;
 
-/* settings (numasched.c) */
-extern bool numasched_enabled;
-extern int	numasched_groups_per_node;
-extern int	numasched_parallel_placement;
-extern bool numasched_prefer_previous;
-extern int	numasched_max_steal_distance;
-extern int	numasched_memory_policy;
-extern int	numasched_rebalance_interval;
-extern int	numasched_imbalance_threshold;
-extern bool numasched_migrate_memory;
-extern bool numasched_copy_inherited_pages;
-extern char *numasched_nodes;
-extern bool numasched_log_placements;
-extern int	numasched_shared_memory;
-extern char *numasched_interleave_nodes_list;
-
-typedef enum numasched_shared_memory_mode
-{
-	SHARED_MEMORY_DEFAULT,
-	SHARED_MEMORY_INTERLEAVE
-} numasched_shared_memory_mode;
-
 /* state (state.c) */
-extern ns_topology *numasched_machine;
 extern numasched_shared *numasched_state;
 extern numasched_slot *numasched_slots;
 
@@ -152,7 +127,6 @@ extern numasched_move_result numasched_move_process(PGPROC *proc, pid_t pid, int
  */
 extern void numasched_move_slot_locked(numasched_slot *slot, int group);
 
-extern void numasched_settings(ns_settings *settings);
 extern void numasched_count(numasched_stat stat, uint64 n);
 
 /*
@@ -188,10 +162,6 @@ extern void numasched_interleave_initialisation(void);
  * taken again.
  */
 extern void numasched_interleave_shared_memory(void);
-
-/* errdetail() from one of the core's messages: capitalised, with a period */
-#define errdetail_from_core(err) \
-	errdetail("%c%s.", pg_toupper((unsigned char) (err)[0]), (err) + 1)
 
 /* ERROR unless loaded through shared_preload_libraries. */
 extern void numasched_require_loaded(void);

@@ -1,5 +1,6 @@
 /*
- * plan.h - shared pieces of the numasched-plan command-line tool
+ * plan.h - the numasched-plan command-line tool: the helpers every
+ * subcommand shares (plan_common.c) and the subcommands' entry points
  */
 #ifndef PLAN_H
 #define PLAN_H
@@ -56,6 +57,7 @@ int			plan_getopt(int argc, char **argv, const struct option *options);
 /* Reads the remaining arguments: any is an error. */
 void		plan_no_more_arguments(int optind, int argc, char **argv);
 
+/* The subcommands (numasched_plan.c, plan_simulate.c, plan_bench.c). */
 int			plan_topology_main(int argc, char **argv);
 int			plan_simulate_main(int argc, char **argv);
 int			plan_bench_main(int argc, char **argv);

@@ -28,7 +28,6 @@
 #include "numasched.h"
 #include "ns_numa_maps.h"
 
-ns_topology *numasched_machine = NULL;
 numasched_shared *numasched_state = NULL;
 numasched_slot *numasched_slots = NULL;
 
@@ -162,16 +161,6 @@ numasched_require_loaded(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("numasched must be loaded via \"shared_preload_libraries\""),
 				 errhint("Add numasched to shared_preload_libraries in postgresql.conf and restart the server.")));
-}
-
-void
-numasched_settings(ns_settings *settings)
-{
-	ns_settings_default(settings);
-	settings->prefer_previous = numasched_prefer_previous;
-	settings->max_steal_distance = numasched_max_steal_distance;
-	settings->parallel = numasched_parallel_placement;
-	settings->imbalance_threshold = numasched_imbalance_threshold;
 }
 
 void

@@ -1,0 +1,269 @@
+/*
+ * settings.c - PostgreSQL glue: the settings and the machine they are
+ * checked against
+ *
+ * The settings of DESIGN.md with their check hooks.  Validation that depends
+ * on the machine (how many CPUs a node has, which nodes exist) is the core's:
+ * the hooks build a plan with the new value and report the core's reason.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "settings.h"
+
+ns_topology *numasched_machine = NULL;
+
+static const struct config_enum_entry parallel_placement_options[] = {
+	{"compact", NS_PARALLEL_COMPACT, false},
+	{"spread", NS_PARALLEL_SPREAD, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry memory_policy_options[] = {
+	{"none", NS_MEMORY_NONE, false},
+	{"local", NS_MEMORY_LOCAL, false},
+	{"preferred", NS_MEMORY_PREFERRED, false},
+	{"bind", NS_MEMORY_BIND, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry shared_memory_options[] = {
+	{"default", SHARED_MEMORY_DEFAULT, false},
+	{"interleave", SHARED_MEMORY_INTERLEAVE, false},
+	{NULL, 0, false}
+};
+
+/* settings */
+bool		numasched_enabled = true;
+int			numasched_groups_per_node = 0;
+int			numasched_parallel_placement = NS_PARALLEL_COMPACT;
+bool		numasched_prefer_previous = true;
+int			numasched_max_steal_distance = 0;
+int			numasched_memory_policy = NS_MEMORY_LOCAL;
+int			numasched_shared_memory = SHARED_MEMORY_DEFAULT;
+int			numasched_rebalance_interval = 1000;
+int			numasched_imbalance_threshold = 25;
+bool		numasched_migrate_memory = true;
+bool		numasched_copy_inherited_pages = true;
+char	   *numasched_nodes = NULL;
+char	   *numasched_interleave_nodes_list = NULL;
+bool		numasched_log_placements = false;
+
+/*
+ * Turns one of the core's messages ("node 5 does not exist") into a detail
+ * sentence ("Node 5 does not exist.").
+ */
+static void
+check_detail_from_core(const char *err)
+{
+	GUC_check_errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1);
+}
+
+/* Can a plan be built from these values on this machine? */
+static bool
+plan_would_build(int groups_per_node, const char *nodes_text)
+{
+	ns_cpuset	nodes;
+	ns_plan    *plan;
+	char		err[NS_ERRLEN];
+
+	if (numasched_machine == NULL)
+		return true;			/* not preloaded: nothing to check against */
+	if (nodes_text && nodes_text[0] &&
+		!ns_cpuset_parse(nodes_text, strlen(nodes_text), NS_MAX_NODES, &nodes, err, sizeof(err)))
+		return true;			/* the list itself is checked by its own hook */
+	plan = ns_plan_build(numasched_machine, groups_per_node,
+						 nodes_text && nodes_text[0] ? &nodes : NULL, err, sizeof(err));
+	if (plan == NULL)
+	{
+		check_detail_from_core(err);
+		return false;
+	}
+	ns_plan_free(plan);
+	return true;
+}
+
+static bool
+check_groups_per_node(int *newval, void **extra, GucSource source)
+{
+	return plan_would_build(*newval, numasched_nodes);
+}
+
+static bool
+check_max_steal_distance(int *newval, void **extra, GucSource source)
+{
+	if (*newval != 0 && *newval < NS_LOCAL_DISTANCE)
+	{
+		GUC_check_errdetail("numasched.max_steal_distance must be 0 (no limit) or a SLIT distance from %d to 255.",
+							NS_LOCAL_DISTANCE);
+		return false;
+	}
+	return true;
+}
+
+static bool
+check_nodes(char **newval, void **extra, GucSource source)
+{
+	ns_cpuset	nodes;
+	char		err[NS_ERRLEN];
+	const char *text = *newval ? *newval : "";
+
+	if (strlen(text) >= NUMASCHED_NODES_LEN)
+	{
+		GUC_check_errdetail("numasched.nodes must be shorter than %d characters.", NUMASCHED_NODES_LEN);
+		return false;
+	}
+	if (!ns_cpuset_parse(text, strlen(text), NS_MAX_NODES, &nodes, err, sizeof(err)))
+	{
+		GUC_check_errdetail("numasched.nodes must be empty (all nodes) or a list of node ids like \"0-1,3\": %s.",
+							err);
+		return false;
+	}
+	return plan_would_build(numasched_groups_per_node, text);
+}
+
+/* Nodes whose memory we may use and that have some. */
+static bool
+check_interleave_nodes(char **newval, void **extra, GucSource source)
+{
+	ns_cpuset	nodes;
+	char		err[NS_ERRLEN];
+	const char *text = *newval ? *newval : "";
+	int			id;
+
+	if (!ns_cpuset_parse(text, strlen(text), NS_MAX_NODES, &nodes, err, sizeof(err)))
+	{
+		GUC_check_errdetail("numasched.interleave_nodes must be empty (the nodes with CPUs) or a list of node ids like \"0-1,3\": %s.",
+							err);
+		return false;
+	}
+	if (numasched_machine == NULL)
+		return true;			/* nothing to check against */
+	NS_CPUSET_FOREACH(id, &nodes)
+	{
+		int			n = ns_topology_node_index(numasched_machine, id);
+
+		if (n < 0 || !numasched_machine->nodes[n].memory_allowed)
+		{
+			GUC_check_errdetail("Node %d does not exist or its memory is not allowed here.", id);
+			return false;
+		}
+		if (numasched_machine->nodes[n].memory_kb == 0)
+		{
+			GUC_check_errdetail("Node %d has no memory.", id);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Reads the machine's topology for this process and its children. */
+void
+numasched_load_machine(void)
+{
+	ns_cpuset	cpus,
+				mems;
+	ns_limits	limits = {&cpus, &mems};
+	char		err[NS_ERRLEN];
+
+	if (!ns_process_limits(&cpus, &mems, err, sizeof(err)) ||
+		(numasched_machine = ns_topology_load("/sys", &limits, err, sizeof(err))) == NULL)
+		ereport(WARNING,
+				(errmsg("numasched could not read the NUMA topology, processes will not be placed"),
+				 errdetail_from_core(err)));
+}
+
+/* Defines the numasched.* settings (the postmaster-only ones when preloaded). */
+void
+numasched_define_settings(void)
+{
+	DefineCustomBoolVariable("numasched.enabled",
+							 "Places new backends and parallel workers on NUMA nodes and CPU groups.",
+							 NULL, &numasched_enabled, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("numasched.groups_per_node",
+							"Number of CPU groups each NUMA node is split into; 0 means one per last-level cache, else one per node.",
+							NULL, &numasched_groups_per_node, 0, 0, NS_MAX_GROUPS_PER_NODE,
+							PGC_SIGHUP, 0, check_groups_per_node, NULL, NULL);
+
+	DefineCustomEnumVariable("numasched.parallel_placement",
+							 "Where parallel workers go: compact fills their leader's node first, spread spreads them over the nearest nodes.",
+							 NULL, &numasched_parallel_placement, NS_PARALLEL_COMPACT,
+							 parallel_placement_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("numasched.prefer_previous",
+							 "Keeps a process in its previous CPU group while that group has room.",
+							 NULL, &numasched_prefer_previous, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("numasched.max_steal_distance",
+							"Largest SLIT distance a process may be placed or moved away from its home node; 0 means no limit.",
+							NULL, &numasched_max_steal_distance, 0, 0, 255,
+							PGC_SIGHUP, 0, check_max_steal_distance, NULL, NULL);
+
+	DefineCustomEnumVariable("numasched.memory_policy",
+							 "Memory of a placed process: local (the node it runs on, its pages brought there), preferred (its node first), bind (its node only) or none (left alone).",
+							 NULL, &numasched_memory_policy, NS_MEMORY_LOCAL,
+							 memory_policy_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("numasched.rebalance_interval",
+							"Time between two passes of the scheduler worker; 0 turns rebalancing off.",
+							NULL, &numasched_rebalance_interval, 1000, 0, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("numasched.imbalance_threshold",
+							"Difference in load per CPU, in percent of one CPU, between two groups above which the scheduler moves work.",
+							NULL, &numasched_imbalance_threshold, 25, 1, 1000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("numasched.migrate_memory",
+							 "Moves a process's private memory along when it is moved to another node.",
+							 NULL, &numasched_migrate_memory, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("numasched.copy_inherited_pages",
+							 "Gives a placed process its own copy, on its node, of the postmaster's pages it still shares copy-on-write from another node.",
+							 NULL, &numasched_copy_inherited_pages, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("numasched.nodes",
+							   "NUMA nodes numasched may use, as a list like \"0-1,3\"; empty means all nodes.",
+							   NULL, &numasched_nodes, "",
+							   PGC_SIGHUP, 0, check_nodes, NULL, NULL);
+
+	DefineCustomBoolVariable("numasched.log_placements",
+							 "Logs every placement and move.",
+							 NULL, &numasched_log_placements, false,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	if (process_shared_preload_libraries_in_progress)
+	{
+		DefineCustomEnumVariable("numasched.shared_memory",
+								 "Placement of the main shared memory segment: default, or interleave over numasched.interleave_nodes.",
+								 NULL, &numasched_shared_memory, SHARED_MEMORY_DEFAULT,
+								 shared_memory_options,
+								 PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomStringVariable("numasched.interleave_nodes",
+								   "NUMA nodes shared memory is interleaved over, as a list like \"0-1,3\"; empty means the nodes with CPUs.",
+								   NULL, &numasched_interleave_nodes_list, "",
+								   PGC_POSTMASTER, 0, check_interleave_nodes, NULL, NULL);
+	}
+
+	MarkGUCPrefixReserved("numasched");
+}
+
+/* The settings the core's placement and rebalancing read. */
+void
+numasched_settings(ns_settings *settings)
+{
+	ns_settings_default(settings);
+	settings->prefer_previous = numasched_prefer_previous;
+	settings->max_steal_distance = numasched_max_steal_distance;
+	settings->parallel = numasched_parallel_placement;
+	settings->imbalance_threshold = numasched_imbalance_threshold;
+}

@@ -1,0 +1,52 @@
+/*
+ * settings.h - the numasched.* settings (settings.c) and the machine they
+ * are checked against; below everything else of the glue
+ */
+#ifndef NUMASCHED_SETTINGS_H
+#define NUMASCHED_SETTINGS_H
+
+#include "ns_os.h"
+#include "ns_policy.h"
+#include "ns_topology.h"
+
+#define NUMASCHED_NODES_LEN 256
+
+/* the settings */
+extern bool numasched_enabled;
+extern int	numasched_groups_per_node;
+extern int	numasched_parallel_placement;
+extern bool numasched_prefer_previous;
+extern int	numasched_max_steal_distance;
+extern int	numasched_memory_policy;
+extern int	numasched_rebalance_interval;
+extern int	numasched_imbalance_threshold;
+extern bool numasched_migrate_memory;
+extern bool numasched_copy_inherited_pages;
+extern char *numasched_nodes;
+extern bool numasched_log_placements;
+extern int	numasched_shared_memory;
+extern char *numasched_interleave_nodes_list;
+
+typedef enum numasched_shared_memory_mode
+{
+	SHARED_MEMORY_DEFAULT,
+	SHARED_MEMORY_INTERLEAVE
+} numasched_shared_memory_mode;
+
+/* The machine, read by the postmaster at load time; NULL if it could not be. */
+extern ns_topology *numasched_machine;
+
+/* Reads the machine's topology (postmaster, shared_preload_libraries). */
+extern void numasched_load_machine(void);
+
+/* Defines the numasched.* settings. */
+extern void numasched_define_settings(void);
+
+/* The settings the core's placement and rebalancing read. */
+extern void numasched_settings(ns_settings *settings);
+
+/* errdetail() from one of the core's messages: capitalised, with a period */
+#define errdetail_from_core(err) \
+	errdetail("%c%s.", pg_toupper((unsigned char) (err)[0]), (err) + 1)
+
+#endif							/* NUMASCHED_SETTINGS_H */
