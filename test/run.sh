@@ -93,6 +93,7 @@ pg_suite() {
 }
 
 step "core unit tests (fixture sysfs trees)" prove test/core.t
+step "layers: the core uses nothing above it, no circle of uses in the glue or the CLI" prove test/layers.t
 step "numasched-plan" prove test/cli.t
 step "fuzzers" prove test/fuzz.t
 step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/test_numabench.py
@@ -104,11 +105,13 @@ for major in 15 17 18; do
 	step "PostgreSQL $major: pg_regress and TAP tests (PostgreSQL::Test::Cluster)" pg_suite "$major"
 done
 if [ "$(id -u)" = 0 ]; then
-	step "multi-node checks and interleave in a qemu VM with 2 NUMA nodes" \
-		env VM_ONLY='multinode|interleave' bash test/vm/run.sh 2
-	step "interleave with a memory-only node in a qemu VM with 3 NUMA nodes" \
+	# against the newest major (built and installed into it above); the
+	# 3- and 4-node VMs run the system's 15
+	step "PostgreSQL 18: multi-node checks and interleave in a qemu VM with 2 NUMA nodes" \
+		env VM_ONLY='multinode|interleave' VM_PG_CONFIG="$(bash test/pg_major.sh 18)" bash test/vm/run.sh 2
+	step "PostgreSQL 15: interleave with a memory-only node in a qemu VM with 3 NUMA nodes" \
 		env VM_ONLY=interleave bash test/vm/run.sh 3
-	step "multi-node checks, interleave and private-memory locality in a qemu VM with 4 NUMA nodes" \
+	step "PostgreSQL 15: multi-node checks, interleave and private-memory locality in a qemu VM with 4 NUMA nodes" \
 		bash test/vm/run.sh 4
 else
 	echo "== multi-node VM checks skipped: they need root (9p root share)"
