@@ -68,6 +68,10 @@ typedef struct numasched_shared
 	bool		configured;
 	int			groups_per_node;
 	char		nodes[NUMASCHED_NODES_LEN];
+	TimestampTz settings_loaded_at; /* PgReloadTime of the process that built it */
+	/* a pair of settings that does not fit the machine, not tried again */
+	int			failed_groups_per_node; /* -1: none */
+	char		failed_nodes[NUMASCHED_NODES_LEN];
 	uint32		generation;		/* bumped whenever the groups change */
 	int			ngroups;
 	/* capacities of the arrays that follow the struct */
@@ -92,8 +96,13 @@ extern void numasched_shmem_attach(void);
 extern const ns_plan *numasched_shared_plan(void);
 extern ns_loads *numasched_shared_loads(void);
 
-/* Makes the shared plan match this process's settings; lock held exclusively. */
+/*
+ * Makes the shared plan match this process's settings unless they are older
+ * than the plan's; lock held exclusively.  Release the lock with
+ * numasched_release(), which sends any WARNING found meanwhile.
+ */
 extern bool numasched_sync_plan(void);
+extern void numasched_release(void);
 
 /* Places "proc" (MyProc, or another process); false when nothing was done. */
 extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);

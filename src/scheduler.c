@@ -53,17 +53,19 @@ typedef struct cpu_sample
 	TimestampTz at;
 } cpu_sample;
 
-/* what to tell the kernel once the lock is released */
-typedef struct rebinding
+/*
+ * A process moved to another node, bound under the lock: logged and its
+ * memory brought along once the lock is released.
+ */
+typedef struct node_move
 {
 	pid_t		pid;
-	ns_cpuset	cpus;
 	int			from_node;
 	int			to_node;
-} rebinding;
+} node_move;
 
 static cpu_sample *samples;
-static rebinding *rebindings;
+static node_move *node_moves;
 static uint32 bound_generation;
 
 static void
@@ -173,45 +175,69 @@ measure(int i, pid_t pid, TimestampTz now, uint32 *weight)
 	return known;
 }
 
+/*
+ * Binds the process of a slot to "cpus", lock held: whoever writes a slot's
+ * group binds it under the same lock, so the last group written is the last
+ * one the kernel was told.  A refusal is counted and leaves the slot
+ * unbound (or, for a move, where it was).
+ */
+static bool
+bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
+{
+	char		err[NS_ERRLEN];
+
+	if (ns_bind_cpus(slot->pid, cpus, err, sizeof(err)))
+		return true;
+	numasched_count(STAT_BIND_FAILURES, 1);
+	elog(DEBUG1, "numasched could not bind process %d: %s", (int) slot->pid, err);
+	return false;
+}
+
+static int
+node_of_cpu(int cpu)
+{
+	for (int n = 0; n < numasched_machine->nnodes; n++)
+		if (ns_cpuset_test(&numasched_machine->nodes[n].cpus, cpu))
+			return n;
+	return -1;
+}
+
+/* After the lock is released: log the moves, bring memory along. */
 static void
-apply_rebindings(int n)
+finish_node_moves(int n)
 {
 	char		err[NS_ERRLEN];
 
 	for (int i = 0; i < n; i++)
 	{
-		rebinding  *r = &rebindings[i];
+		node_move  *m = &node_moves[i];
 
-		if (!ns_bind_cpus(r->pid, &r->cpus, err, sizeof(err)))
-		{
-			numasched_count(STAT_BIND_FAILURES, 1);
-			elog(DEBUG1, "numasched could not move process %d: %s", (int) r->pid, err);
-			continue;
-		}
 		if (numasched_log_placements)
 			ereport(LOG, (errmsg("numasched moved process %d from node %d to node %d",
-								 (int) r->pid, numasched_machine->nodes[r->from_node].id,
-								 numasched_machine->nodes[r->to_node].id)));
-		if (numasched_migrate_memory && r->from_node != r->to_node)
+								 (int) m->pid, numasched_machine->nodes[m->from_node].id,
+								 numasched_machine->nodes[m->to_node].id)));
+		if (numasched_migrate_memory && m->from_node != m->to_node)
 		{
-			uint64		before = numasched_node_pages(r->pid, r->from_node);
+			uint64		before = numasched_node_pages(m->pid, m->from_node);
 
-			if (ns_migrate_pages(r->pid, numasched_machine->nodes[r->from_node].id,
-								 numasched_machine->nodes[r->to_node].id, err, sizeof(err)))
+			if (ns_migrate_pages(m->pid, numasched_machine->nodes[m->from_node].id,
+								 numasched_machine->nodes[m->to_node].id, err, sizeof(err)))
 			{
-				uint64		after = numasched_node_pages(r->pid, r->from_node);
+				uint64		after = numasched_node_pages(m->pid, m->from_node);
 
 				numasched_count(STAT_PAGES_MIGRATED, before > after ? before - after : 0);
 			}
 			else
-				elog(DEBUG1, "numasched could not migrate the pages of process %d: %s", (int) r->pid, err);
+				elog(DEBUG1, "numasched could not migrate the pages of process %d: %s", (int) m->pid, err);
 		}
 	}
 }
 
 /*
  * After a regroup (reload), every placed process is bound to the CPUs of the
- * group it was counted into.  Lock held exclusively; returns the rebindings.
+ * group it was counted into; one whose node is no longer used was placed on
+ * another node, and its memory follows.  Lock held exclusively; returns the
+ * number of node moves recorded.
  */
 static int
 rebind_after_regroup_locked(void)
@@ -223,18 +249,26 @@ rebind_after_regroup_locked(void)
 		return 0;
 	/* re-bound now: until the next regroup, nothing to compare */
 	bound_generation = numasched_state->generation;
-	for (int i = 0; i < numasched_state->nslots && n < numasched_state->nslots; i++)
+	for (int i = 0; i < numasched_state->nslots; i++)
 	{
 		numasched_slot *slot = &numasched_slots[i];
+		int			from_node;
 
 		if (slot->pid == 0 || slot->group < 0 ||
 			ns_cpuset_equal(&slot->cpus, &plan->groups[slot->group].cpus))
 			continue;
+		from_node = node_of_cpu(ns_cpuset_next(&slot->cpus, 0));
+		slot->bound = bind_slot_locked(slot, &plan->groups[slot->group].cpus);
+		if (!slot->bound)
+			continue;
 		slot->cpus = plan->groups[slot->group].cpus;
-		rebindings[n].pid = slot->pid;
-		rebindings[n].cpus = slot->cpus;
-		rebindings[n].from_node = rebindings[n].to_node = slot->node;
-		n++;
+		if (from_node >= 0 && from_node != slot->node)
+		{
+			node_moves[n].pid = slot->pid;
+			node_moves[n].from_node = from_node;
+			node_moves[n].to_node = slot->node;
+			n++;
+		}
 	}
 	return n;
 }
@@ -254,8 +288,8 @@ rebind_after_regroup(bool reloaded)
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
 	n = rebind_after_regroup_locked();
-	LWLockRelease(numasched_state->lock);
-	apply_rebindings(n);
+	numasched_release();
+	finish_node_moves(n);
 }
 
 static void
@@ -272,7 +306,7 @@ rebalance_pass(void)
 	const ns_plan *plan;
 	int			nprocs = 0;
 	int			nmoves;
-	int			nrebind;
+	int			nnode_moves;
 
 	/* read /proc without the lock */
 	for (int i = 0; i < nslots; i++)
@@ -288,7 +322,7 @@ rebalance_pass(void)
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
 	plan = numasched_shared_plan();
-	nrebind = rebind_after_regroup_locked();
+	nnode_moves = rebind_after_regroup_locked();
 	numasched_state->pass++;
 	for (int i = 0; i < nslots; i++)
 	{
@@ -315,18 +349,22 @@ rebalance_pass(void)
 	for (int m = 0; m < nmoves; m++)
 	{
 		numasched_slot *slot = &numasched_slots[index[moves[m].proc]];
-		rebinding  *r = &rebindings[nrebind++];
+		node_move  *r = &node_moves[nnode_moves];
 
+		/* a process the kernel refuses to move stays where it is */
+		if (!bind_slot_locked(slot, &plan->groups[moves[m].to_group].cpus))
+			continue;
 		r->pid = slot->pid;
 		r->from_node = slot->node;
 		numasched_move_slot_locked(slot, moves[m].to_group);
+		slot->bound = true;
 		r->to_node = slot->node;
-		r->cpus = slot->cpus;
+		nnode_moves++;
 	}
 	numasched_state->last_pass = GetCurrentTimestamp();
-	LWLockRelease(numasched_state->lock);
+	numasched_release();
 
-	apply_rebindings(nrebind);
+	finish_node_moves(nnode_moves);
 	numasched_count(STAT_PASSES, 1);
 	pfree(weight);
 	pfree(measured);
@@ -337,7 +375,7 @@ rebalance_pass(void)
 void
 numasched_scheduler_main(Datum arg)
 {
-	TimestampTz next_pass = 0;
+	TimestampTz last_pass = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -356,8 +394,8 @@ numasched_scheduler_main(Datum arg)
 									 numasched_state->nslots * sizeof(cpu_sample));
 	for (int i = 0; i < numasched_state->nslots; i++)
 		samples[i].fd = -1;
-	rebindings = MemoryContextAlloc(TopMemoryContext,
-									(numasched_state->nslots + MAX_MOVES_PER_PASS) * sizeof(rebinding));
+	node_moves = MemoryContextAlloc(TopMemoryContext,
+									(numasched_state->nslots + MAX_MOVES_PER_PASS) * sizeof(node_move));
 	/* a regroup may have happened while no scheduler ran */
 	bound_generation = numasched_state->generation - 1;
 
@@ -382,9 +420,14 @@ numasched_scheduler_main(Datum arg)
 		now = GetCurrentTimestamp();
 		if (numasched_enabled && numasched_rebalance_interval > 0)
 		{
+			/* from the interval in force now: a reload shortens the wait */
+			TimestampTz next_pass = TimestampTzPlusMilliseconds(last_pass,
+																numasched_rebalance_interval);
+
 			if (now >= next_pass)
 			{
 				rebalance_pass();
+				last_pass = now;
 				next_pass = TimestampTzPlusMilliseconds(now, numasched_rebalance_interval);
 			}
 			timeout = Min(timeout, Max(1, (next_pass - now) / 1000));
