@@ -277,7 +277,7 @@ my @first_cpus = expand($cpus_of_node{$first});
 my @last_cpus = expand($cpus_of_node{$last});
 SKIP:
 {
-	skip 'needs two CPUs in the first and the last node', 3 if @first_cpus < 2 || @last_cpus < 2;
+	skip 'needs two CPUs in the first and the last node', 6 if @first_cpus < 2 || @last_cpus < 2;
 	my $split = scalar @first_cpus;
 	$node->stop;
 	$node->append_conf('postgresql.conf', "numasched.nodes = '$first'\nnumasched.groups_per_node = $split\n");
@@ -292,6 +292,20 @@ SKIP:
 		"...and node $first is split into $split groups");
 	unlike(substr(slurp_file($node->logfile), $log_start), qr/groups_per_node/,
 		'...without a word about it in the log');
+
+	# a pair that does not fit (the last node has one usable CPU here): one
+	# WARNING, from the first process to build the groups, which stay
+	$log_start = -s $node->logfile;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.nodes = '$last'");
+	$node->reload;
+	my $warning = qr/WARNING:  numasched cannot use numasched.groups_per_node = $split with numasched.nodes = '$last', the CPU groups stay as they are: [^\n]+/;
+	ok(wait_until(sub { substr(slurp_file($node->logfile), $log_start) =~ $warning }, $wait),
+		'a pair that does not fit: a WARNING says why');
+	$node->safe_psql('postgres', 'SELECT 1') for 1 .. 3;
+	my @said = substr(slurp_file($node->logfile), $log_start) =~ /($warning)/g;
+	is(scalar @said, 1, "...once, not at every connection ($said[0])");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM numasched_groups WHERE node = $first"), $split,
+		'...and the groups stay as they were');
 }
 
 $node->stop;
