@@ -89,6 +89,12 @@ extern numasched_shared *numasched_state;
 extern numasched_slot *numasched_slots;
 
 extern Size numasched_shmem_size(void);
+
+/*
+ * The first occupied slot at or after i, -1 if none.  Without the lock the
+ * answer may be stale: check the slot again under it.
+ */
+extern int	numasched_next_slot(int i);
 extern int	numasched_slot_count(void);
 extern void numasched_shmem_attach(void);
 
@@ -110,8 +116,11 @@ extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
 /* Adopts the memory policy of the node the slot now names (after a move). */
 extern void numasched_follow_slot(void);
 
-/* Forgets the slots of processes placed from outside that are gone. */
-extern void numasched_forget_gone(void);
+/*
+ * Forgets the slots in [first, end) of processes placed from outside that
+ * are gone.
+ */
+extern void numasched_forget_gone(int first, int end);
 
 typedef enum numasched_move_result
 {

@@ -68,10 +68,43 @@ static cpu_sample *samples;
 static node_move *node_moves;
 static uint32 bound_generation;
 
+/* a pass's scratch arrays, one entry per slot at most */
+typedef struct measured_load
+{
+	int			slot;
+	pid_t		pid;
+	uint32		weight;
+} measured_load;
+static measured_load *measured;
+static ns_proc *procs;
+static int *proc_slot;
+
+/*
+ * The PGPROCs of background workers, [bgworkers_first, bgworkers_end):
+ * parallel workers are background workers, so only these need looking at
+ * every 100 ms.  Their range is fixed at server start (InitProcGlobal) and
+ * differs between majors, so it is read from the PGPROCs themselves.
+ */
+static int	bgworkers_first;
+static int	bgworkers_end;
+
+static void
+find_bgworker_procs(void)
+{
+	bgworkers_first = ProcGlobal->allProcCount;
+	bgworkers_end = 0;
+	for (uint32 i = 0; i < ProcGlobal->allProcCount; i++)
+		if (ProcGlobal->allProcs[i].procgloballist == &ProcGlobal->bgworkerFreeProcs)
+		{
+			bgworkers_first = Min(bgworkers_first, (int) i);
+			bgworkers_end = i + 1;
+		}
+}
+
 static void
 place_lock_group_members(void)
 {
-	for (uint32 i = 0; i < ProcGlobal->allProcCount; i++)
+	for (int i = bgworkers_first; i < bgworkers_end; i++)
 	{
 		PGPROC	   *proc = &ProcGlobal->allProcs[i];
 		PGPROC	   *leader = proc->lockGroupLeader;
@@ -249,12 +282,12 @@ rebind_after_regroup_locked(void)
 		return 0;
 	/* re-bound now: until the next regroup, nothing to compare */
 	bound_generation = numasched_state->generation;
-	for (int i = 0; i < numasched_state->nslots; i++)
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 		int			from_node;
 
-		if (slot->pid == 0 || slot->group < 0 ||
+		if (slot->group < 0 ||
 			ns_cpuset_equal(&slot->cpus, &plan->groups[slot->group].cpus))
 			continue;
 		from_node = node_of_cpu(ns_cpuset_next(&slot->cpus, 0));
@@ -296,26 +329,28 @@ static void
 rebalance_pass(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	int			nslots = numasched_state->nslots;
-	uint32	   *weight = palloc(nslots * sizeof(uint32));
-	bool	   *measured = palloc(nslots * sizeof(bool));
-	ns_proc    *procs = palloc(nslots * sizeof(ns_proc));
-	int		   *index = palloc(nslots * sizeof(int));
 	ns_move		moves[MAX_MOVES_PER_PASS];
 	ns_settings settings;
 	const ns_plan *plan;
+	int			nmeasured = 0;
 	int			nprocs = 0;
 	int			nmoves;
 	int			nnode_moves;
 
-	/* read /proc without the lock */
-	for (int i = 0; i < nslots; i++)
+	/* read /proc without the lock, for the occupied slots only */
+	for (int i = 0; i < numasched_state->nslots; i++)
+		if (samples[i].pid != 0 && samples[i].pid != numasched_slots[i].pid)
+			close_sample(&samples[i]);	/* its process is gone */
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		pid_t		pid = numasched_slots[i].pid;
 
-		measured[i] = pid != 0 && measure(i, pid, now, &weight[i]);
-		if (pid == 0)
-			close_sample(&samples[i]);
+		if (pid != 0 && measure(i, pid, now, &measured[nmeasured].weight))
+		{
+			measured[nmeasured].slot = i;
+			measured[nmeasured].pid = pid;
+			nmeasured++;
+		}
 	}
 
 	numasched_settings(&settings);
@@ -324,31 +359,35 @@ rebalance_pass(void)
 	plan = numasched_shared_plan();
 	nnode_moves = rebind_after_regroup_locked();
 	numasched_state->pass++;
-	for (int i = 0; i < nslots; i++)
+	for (int m = 0; m < nmeasured; m++)
+	{
+		numasched_slot *slot = &numasched_slots[measured[m].slot];
+
+		if (slot->pid != measured[m].pid || slot->group < 0)
+			continue;			/* gone, or another process, since */
+		ns_loads_add(plan, numasched_shared_loads(), slot->group,
+					 (int64) measured[m].weight - (int64) slot->weight);
+		slot->weight = measured[m].weight;
+	}
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		if (slot->pid == 0 || slot->group < 0)
+		if (slot->group < 0)
 			continue;
-		if (measured[i] && samples[i].pid == slot->pid)
-		{
-			ns_loads_add(plan, numasched_shared_loads(), slot->group,
-						 (int64) weight[i] - (int64) slot->weight);
-			slot->weight = weight[i];
-		}
 		procs[nprocs].group = slot->group;
 		procs[nprocs].weight = slot->weight;
 		procs[nprocs].moved_pass = slot->moved_pass;
 		/* under compact, a parallel worker stays on its leader's node */
 		procs[nprocs].keep_node = slot->kind == NUMASCHED_PARALLEL_WORKER &&
 			numasched_parallel_placement == NS_PARALLEL_COMPACT ? slot->node : -1;
-		index[nprocs++] = i;
+		proc_slot[nprocs++] = i;
 	}
 	nmoves = ns_rebalance(plan, &settings, procs, nprocs, numasched_state->pass,
 						  moves, MAX_MOVES_PER_PASS);
 	for (int m = 0; m < nmoves; m++)
 	{
-		numasched_slot *slot = &numasched_slots[index[moves[m].proc]];
+		numasched_slot *slot = &numasched_slots[proc_slot[moves[m].proc]];
 		node_move  *r = &node_moves[nnode_moves];
 
 		/* a process the kernel refuses to move stays where it is */
@@ -366,10 +405,6 @@ rebalance_pass(void)
 
 	finish_node_moves(nnode_moves);
 	numasched_count(STAT_PASSES, 1);
-	pfree(weight);
-	pfree(measured);
-	pfree(procs);
-	pfree(index);
 }
 
 void
@@ -396,6 +431,10 @@ numasched_scheduler_main(Datum arg)
 		samples[i].fd = -1;
 	node_moves = MemoryContextAlloc(TopMemoryContext,
 									(numasched_state->nslots + MAX_MOVES_PER_PASS) * sizeof(node_move));
+	measured = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(measured_load));
+	procs = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(ns_proc));
+	proc_slot = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(int));
+	find_bgworker_procs();
 	/* a regroup may have happened while no scheduler ran */
 	bound_generation = numasched_state->generation - 1;
 
@@ -414,7 +453,7 @@ numasched_scheduler_main(Datum arg)
 		}
 		if (numasched_enabled)
 			place_lock_group_members();
-		numasched_forget_gone();
+		numasched_forget_gone(bgworkers_first, bgworkers_end);
 		rebind_after_regroup(reloaded);
 
 		now = GetCurrentTimestamp();

@@ -23,6 +23,7 @@
 #include "access/parallel.h"
 #include "access/twophase.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/pg_shmem.h"
@@ -34,6 +35,13 @@
 
 numasched_shared *numasched_state = NULL;
 numasched_slot *numasched_slots = NULL;
+
+/*
+ * One bit per slot, set while it is occupied: the scheduler's passes visit
+ * the occupied slots only, not every PGPROC's (10,000 with max_connections =
+ * 10000, most of them free on most servers).  Written under the lock.
+ */
+static uint64 *occupied = NULL;
 
 /* this process's view of the shared arrays */
 static ns_plan shared_plan;
@@ -111,6 +119,7 @@ layout(char *base)
 	PLACE(shared_loads.node, uint64_t, nn);
 	PLACE(shared_loads.node_room, int, nn);
 	PLACE(numasched_slots, numasched_slot, numasched_slot_count());
+	PLACE(occupied, uint64, numasched_slot_count() / 64 + 1);
 #undef PLACE
 	return size;
 }
@@ -208,6 +217,26 @@ forget_slot_locked(numasched_slot *slot)
 		ns_loads_add(numasched_shared_plan(), &shared_loads, slot->group, -(int64) slot->weight);
 	slot->pid = 0;
 	slot->group = -1;
+	occupied[(slot - numasched_slots) / 64] &= ~(UINT64CONST(1) << ((slot - numasched_slots) % 64));
+}
+
+int
+numasched_next_slot(int i)
+{
+	int			nslots = numasched_state->nslots;
+
+	while (i < nslots)
+	{
+		uint64		word = occupied[i / 64] & (~UINT64CONST(0) << (i % 64));
+
+		if (word != 0)
+		{
+			i = i / 64 * 64 + pg_rightmost_one_pos64(word);
+			return i < nslots ? i : -1;
+		}
+		i = (i / 64 + 1) * 64;
+	}
+	return -1;
 }
 
 /* Builds the plan of these settings, or says why it cannot be built. */
@@ -278,12 +307,10 @@ numasched_sync_plan(void)
 	shared = numasched_shared_plan();
 	numasched_settings(&settings);
 	ns_loads_reset(shared, &shared_loads);
-	for (int i = 0; i < numasched_state->nslots; i++)
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		if (slot->pid == 0)
-			continue;
 		slot->group = ns_group_of_cpu(shared, ns_cpuset_next(&slot->cpus, 0));
 		if (slot->group < 0)
 		{
@@ -456,6 +483,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	bound = ns_bind_cpus(self ? 0 : pid, &cpus, err, sizeof(err));
 
 	slot->pid = pid;
+	occupied[(slot - numasched_slots) / 64] |= UINT64CONST(1) << ((slot - numasched_slots) % 64);
 	slot->leader_pid = leader ? leader->pid : 0;
 	slot->kind = kind;
 	slot->bound = bound;
@@ -523,14 +551,14 @@ numasched_follow_slot(void)
 }
 
 void
-numasched_forget_gone(void)
+numasched_forget_gone(int first, int end)
 {
 	/*
 	 * A PGPROC keeps its pid after its process exits, so ask the proc array.
 	 * Processes that placed themselves give their slot back on exit; only
-	 * the ones placed from outside need looking at.
+	 * the ones placed from outside, background workers, need looking at.
 	 */
-	for (int i = 0; i < numasched_state->nslots; i++)
+	for (int i = numasched_next_slot(first); i >= 0 && i < end; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 		pid_t		pid = slot->pid;
