@@ -81,27 +81,6 @@ nodes_mask(const ns_cpuset *nodes, unsigned long *mask)
 	}
 }
 
-bool
-ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen)
-{
-	unsigned long from[MASK_LONGS];
-	unsigned long to[MASK_LONGS];
-
-	if (from_id < 0 || from_id >= NS_MAX_NODES || to_id < 0 || to_id >= NS_MAX_NODES)
-	{
-		snprintf(err, errlen, "node out of range");
-		return false;
-	}
-	node_mask(from, from_id);
-	node_mask(to, to_id);
-	if (migrate_pages(pid, KERNEL_MAXNODE, from, to) < 0)
-	{
-		snprintf(err, errlen, "migrate_pages failed: %s", strerror(errno));
-		return false;
-	}
-	return true;
-}
-
 size_t
 ns_resident_map_size(size_t length)
 {
@@ -239,6 +218,17 @@ move_to_interleave_nodes(void **pages, const int *nodes, const size_t *index, in
 }
 
 bool
+ns_local_policy_range(char *start, size_t length, char *err, size_t errlen)
+{
+	if (mbind(start, length, MPOL_LOCAL, NULL, 0, 0) != 0)
+	{
+		snprintf(err, errlen, "mbind failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool
 ns_interleave_range(char *start, size_t length, size_t page_size,
 					const ns_cpuset *nodes, unsigned char *resident,
 					ns_interleave_result *result, char *err, size_t errlen)
@@ -332,7 +322,7 @@ ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t err
 }
 
 /*
- * A mapping of the caller's private memory: private, readable and writable,
+ * A mapping of a process's private memory: private, readable and writable,
  * backed by no file (inode 0): the heap, the stack, anonymous mmaps (named
  * ones too), the zero-filled tails of programs' data.  Not the kernel's
  * special mappings ([vdso], [vvar], ...), not shared memory, not files.
@@ -366,7 +356,7 @@ write_in_place(void *page)
 
 /* Settles one batch of page addresses; false with errno set on failure. */
 static bool
-settle_batch(void **pages, int n, int node_id, bool copy_shared, ns_settle_result *result)
+settle_batch(pid_t pid, void **pages, int n, int node_id, bool copy_shared, ns_settle_result *result)
 {
 	int			nodes[SETTLE_BATCH];
 	int			status[SETTLE_BATCH];
@@ -374,7 +364,7 @@ settle_batch(void **pages, int n, int node_id, bool copy_shared, ns_settle_resul
 	long		not_moved;
 
 	/* where the pages are (no node list: nothing moves) */
-	if (move_pages(0, n, pages, NULL, status, 0) < 0)
+	if (move_pages(pid, n, pages, NULL, status, 0) < 0)
 		return false;
 	for (int i = 0; i < n; i++)
 	{
@@ -390,7 +380,7 @@ settle_batch(void **pages, int n, int node_id, bool copy_shared, ns_settle_resul
 	if (elsewhere == 0)
 		return true;
 	/* a page shared with another process answers -EACCES and stays */
-	not_moved = move_pages(0, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
+	not_moved = move_pages(pid, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
 	if (not_moved < 0)
 		return false;
 	for (int i = 0; i < elsewhere; i++)
@@ -400,7 +390,7 @@ settle_batch(void **pages, int n, int node_id, bool copy_shared, ns_settle_resul
 		else if (status[i] == -EACCES)
 		{
 			result->shared++;
-			if (copy_shared)
+			if (copy_shared && pid == 0)
 			{
 				write_in_place(pages[i]);
 				result->copied++;
@@ -411,19 +401,25 @@ settle_batch(void **pages, int n, int node_id, bool copy_shared, ns_settle_resul
 }
 
 bool
-ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result,
+ns_settle_private_memory(pid_t pid, int node_id, bool copy_shared, ns_settle_result *result,
 						 char *err, size_t errlen)
 {
-	char	   *maps = ns_read_text_file("/proc/self/maps", NULL);
+	char		path[64];
+	char	   *maps;
 	long		page_size = sysconf(_SC_PAGESIZE);
 	void	   *pages[SETTLE_BATCH];
 	int			n = 0;
 	bool		ok = true;
 
 	memset(result, 0, sizeof(*result));
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+	maps = ns_read_text_file(path, NULL);
 	if (maps == NULL)
 	{
-		snprintf(err, errlen, "could not read /proc/self/maps: %s", strerror(errno));
+		snprintf(err, errlen, "could not read %s: %s", path, strerror(errno));
 		return false;
 	}
 	for (char *line = maps; ok && line && *line;)
@@ -445,7 +441,7 @@ ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result
 				pages[n++] = (void *) addr;
 				if (n == SETTLE_BATCH)
 				{
-					ok = settle_batch(pages, n, node_id, copy_shared, result);
+					ok = settle_batch(pid, pages, n, node_id, copy_shared, result);
 					n = 0;
 				}
 			}
@@ -453,7 +449,7 @@ ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result
 		line = next;
 	}
 	if (ok && n > 0)
-		ok = settle_batch(pages, n, node_id, copy_shared, result);
+		ok = settle_batch(pid, pages, n, node_id, copy_shared, result);
 	if (!ok)
 		snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
 	free(maps);

@@ -153,9 +153,6 @@ extern void numasched_count(numasched_stat stat, uint64 n);
  */
 extern bool numasched_process_memory(pid_t pid, uint64 *kb_per_node, uint64 *private_kb_per_node);
 
-/* Base pages of process "pid" on node index "node". */
-extern uint64 numasched_node_pages(pid_t pid, int node);
-
 /*
  * The main shared memory segment: found as the mapping that holds our own
  * ShmemInitStruct, checked by its header's magic number.
@@ -180,6 +177,12 @@ extern void numasched_interleave_initialisation(void);
  * taken again.
  */
 extern void numasched_interleave_shared_memory(void);
+
+/*
+ * Otherwise, a segment of huge pages gets the local memory policy, so that
+ * no process's own policy can make a fault find an empty node pool (SIGBUS).
+ */
+extern void numasched_guard_huge_page_segment(void);
 
 /* ERROR unless loaded through shared_preload_libraries. */
 extern void numasched_require_loaded(void);

@@ -6,9 +6,10 @@
  * process's load, and lets the core propose moves from the busiest groups
  * to idle groups, same node first, then nodes in steal order, never beyond
  * numasched.max_steal_distance.  A moved process is not moved again for five
- * passes.  The books are updated under the lock; /proc is read and the
- * kernel is asked (sched_setaffinity, migrate_pages) without it, so a pass
- * holds the lock for microseconds.
+ * passes.  The books are updated, and the processes bound
+ * (sched_setaffinity), under the lock, so that the group last written is the
+ * one the kernel was last told; /proc is read and memory moved (move_pages)
+ * without it.
  *
  * Parallel workers of CREATE INDEX and VACUUM never enter the executor, so
  * they cannot place themselves: every 100 ms the scheduler finds them through
@@ -219,6 +220,15 @@ bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
 {
 	char		err[NS_ERRLEN];
 
+	/*
+	 * A process that placed itself gives its slot back under this lock
+	 * before it exits, so its pid is alive; one placed from outside may be
+	 * gone (its slot is forgotten within 100 ms), and its pid must not be
+	 * bound should the kernel have given it to another process.
+	 */
+	if (!slot->self_placed &&
+		BackendPidGetProc(slot->pid) != &ProcGlobal->allProcs[slot - numasched_slots])
+		return false;
 	if (ns_bind_cpus(slot->pid, cpus, err, sizeof(err)))
 		return true;
 	numasched_count(STAT_BIND_FAILURES, 1);
@@ -249,17 +259,21 @@ finish_node_moves(int n)
 			ereport(LOG, (errmsg("numasched moved process %d from node %d to node %d",
 								 (int) m->pid, numasched_machine->nodes[m->from_node].id,
 								 numasched_machine->nodes[m->to_node].id)));
-		if (numasched_migrate_memory && m->from_node != m->to_node)
+		/* the lock is released: not a pid the process has left since */
+		if (numasched_migrate_memory && m->from_node != m->to_node &&
+			BackendPidGetProc(m->pid) != NULL)
 		{
-			uint64		before = numasched_node_pages(m->pid, m->from_node);
+			/*
+			 * Its private mappings only, page by page: migrate_pages, and
+			 * the numa_maps reads that counted what it moved, walked the
+			 * whole address space, shared buffers included (6.5 ms per GB a
+			 * backend had mapped, per read).
+			 */
+			ns_settle_result result;
 
-			if (ns_migrate_pages(m->pid, numasched_machine->nodes[m->from_node].id,
-								 numasched_machine->nodes[m->to_node].id, err, sizeof(err)))
-			{
-				uint64		after = numasched_node_pages(m->pid, m->from_node);
-
-				numasched_count(STAT_PAGES_MIGRATED, before > after ? before - after : 0);
-			}
+			if (ns_settle_private_memory(m->pid, numasched_machine->nodes[m->to_node].id, false,
+										 &result, err, sizeof(err)))
+				numasched_count(STAT_PAGES_MIGRATED, result.moved);
 			else
 				elog(DEBUG1, "numasched could not migrate the pages of process %d: %s", (int) m->pid, err);
 		}

@@ -404,7 +404,7 @@ settle_memory(int node_index)
 		ns_topology_memory_nodes(numasched_machine, false, &memory_nodes) < 2)
 		return;
 	INSTR_TIME_SET_CURRENT(start);
-	if (!ns_settle_private_memory(node->id, numasched_copy_inherited_pages, &result,
+	if (!ns_settle_private_memory(0, node->id, numasched_copy_inherited_pages, &result,
 								  err, sizeof(err)))
 	{
 		warn_bind_failure(MyProcPid, "move its memory to its node", err);
@@ -655,18 +655,6 @@ numasched_process_memory(pid_t pid, uint64 *kb_per_node, uint64 *private_kb_per_
 	return ok;
 }
 
-uint64
-numasched_node_pages(pid_t pid, int node)
-{
-	uint64	   *kb = calloc(NS_MAX_NODES, sizeof(uint64));
-	uint64		pages = 0;
-
-	if (kb && numasched_process_memory(pid, kb, NULL))
-		pages = kb[numasched_machine->nodes[node].id] * 1024 / sysconf(_SC_PAGESIZE);
-	free(kb);
-	return pages;
-}
-
 bool
 numasched_main_segment(char **start, Size *length, Size *page_size)
 {
@@ -700,6 +688,36 @@ numasched_main_segment(char **start, Size *length, Size *page_size)
 	}
 	free(maps);
 	return found && ((PGShmemHeader *) *start)->magic == PGShmemMagic;
+}
+
+/*
+ * A huge-page segment gets the local policy of its own, in the postmaster
+ * before any backend exists (every process inherits it).  Without one, the
+ * policy of the process touching a page first decides where it goes, and
+ * under numasched.memory_policy = bind a node whose huge-page pool is empty
+ * fails the fault with SIGBUS, killing the backend and restarting the whole
+ * cluster: the pages are reserved at start, but not per node.  NUMA
+ * balancing skips huge-page mappings, so an explicit policy costs nothing
+ * there; a 4 kB segment is left alone (an explicit policy would stop NUMA
+ * balancing from moving its pages).
+ */
+void
+numasched_guard_huge_page_segment(void)
+{
+	char	   *start;
+	Size		length,
+				page_size;
+	char		err[NS_ERRLEN];
+
+	if (numasched_machine == NULL || numasched_machine->nnodes < 2 ||
+		!numasched_main_segment(&start, &length, &page_size) ||
+		page_size <= (Size) sysconf(_SC_PAGESIZE))
+		return;
+	if (!ns_local_policy_range(start, length, err, sizeof(err)))
+		ereport(WARNING,
+				(errmsg("numasched could not give the huge-page shared memory segment the local memory policy"),
+				 errdetail_from_core(err),
+				 errhint("With numasched.memory_policy = bind, a backend on a node without free huge pages can crash the server.")));
 }
 
 /*

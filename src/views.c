@@ -514,7 +514,13 @@ count_shared_pages(void **pages, const int *nodes, const size_t *index, int n,
 
 /*
  * Pages per node of the main shared memory segment: only the resident ones
- * are looked up, and none is faulted in.
+ * are looked up, and none is faulted in.  With huge pages the kernel tells
+ * a process only of the pages in its own page tables (mincore, move_pages
+ * and numa_maps alike walk them): those the postmaster had touched when it
+ * forked this backend and those this backend touched.  A page another
+ * backend faulted in is invisible, and faulting it in here would allocate
+ * the pages nobody has touched yet, on this backend's node: the count is
+ * what this backend sees, and a NOTICE says so.
  */
 Datum
 numasched_shared_memory_pages(PG_FUNCTION_ARGS)
@@ -543,5 +549,10 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 				(errmsg("could not count the pages of the main shared memory segment"),
 				 errdetail_from_core(err)));
 	put_node_rows(rsinfo, count.kb, NULL, page_kb);
+	if (page_size > (Size) sysconf(_SC_PAGESIZE))
+		ereport(NOTICE,
+				(errmsg("with huge pages, only the pages mapped in this backend are counted"),
+				 errdetail("Pages that only other processes have touched are not visible to this one."),
+				 errhint("The huge pages in use per node, by any process, are nr_hugepages minus free_hugepages in /sys/devices/system/node/node*/hugepages/.")));
 	PG_RETURN_VOID();
 }

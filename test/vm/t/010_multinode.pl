@@ -219,7 +219,7 @@ is(join(' ', sort map { node_of_pid($_) } @bpids), join(' ', sort($from, $near))
 my ($mover) = grep { node_of_pid($_) == $near } @bpids;
 ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats') > $migrated_before + 4000 }, $wait),
 	'migrate_memory: numasched_stats counts the migrated pages');
-# Only pages private to the backend move (migrate_pages without
+# Only pages private to the backend move (move_pages without
 # CAP_SYS_NICE); its 20 MB allocation is private and was written on $from.
 my %big = largest_private_mapping($mover);
 my $on_near = $big{$near} // 0;
