@@ -81,6 +81,27 @@ nodes_mask(const ns_cpuset *nodes, unsigned long *mask)
 	}
 }
 
+bool
+ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen)
+{
+	unsigned long from[MASK_LONGS];
+	unsigned long to[MASK_LONGS];
+
+	if (from_id < 0 || from_id >= NS_MAX_NODES || to_id < 0 || to_id >= NS_MAX_NODES)
+	{
+		snprintf(err, errlen, "node out of range");
+		return false;
+	}
+	node_mask(from, from_id);
+	node_mask(to, to_id);
+	if (migrate_pages(pid, KERNEL_MAXNODE, from, to) < 0)
+	{
+		snprintf(err, errlen, "migrate_pages failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 size_t
 ns_resident_map_size(size_t length)
 {
@@ -352,66 +373,26 @@ write_in_place(void *page)
 									   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-#define SETTLE_BATCH 512
+#define PRIVATE_BATCH 512
 
-/* Settles one batch of page addresses; false with errno set on failure. */
+/* one batch of page addresses; false with errno set on failure */
+typedef bool (*private_batch_fn) (void **pages, int n, void *arg);
+
+/*
+ * Hands every page address of the private mappings of process "pid" (0: the
+ * caller), from /proc/PID/maps, to "batch" in batches: only those mappings,
+ * never the shared memory segment or files.
+ */
 static bool
-settle_batch(pid_t pid, void **pages, int n, int node_id, bool copy_shared, ns_settle_result *result)
-{
-	int			nodes[SETTLE_BATCH];
-	int			status[SETTLE_BATCH];
-	int			elsewhere = 0;
-	long		not_moved;
-
-	/* where the pages are (no node list: nothing moves) */
-	if (move_pages(pid, n, pages, NULL, status, 0) < 0)
-		return false;
-	for (int i = 0; i < n; i++)
-	{
-		if (status[i] < 0)
-			continue;			/* not there, or the zero page */
-		result->resident++;
-		if (status[i] != node_id)
-		{
-			pages[elsewhere] = pages[i];
-			nodes[elsewhere++] = node_id;
-		}
-	}
-	if (elsewhere == 0)
-		return true;
-	/* a page shared with another process answers -EACCES and stays */
-	not_moved = move_pages(pid, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
-	if (not_moved < 0)
-		return false;
-	for (int i = 0; i < elsewhere; i++)
-	{
-		if (status[i] == node_id)
-			result->moved++;
-		else if (status[i] == -EACCES)
-		{
-			result->shared++;
-			if (copy_shared && pid == 0)
-			{
-				write_in_place(pages[i]);
-				result->copied++;
-			}
-		}
-	}
-	return true;
-}
-
-bool
-ns_settle_private_memory(pid_t pid, int node_id, bool copy_shared, ns_settle_result *result,
-						 char *err, size_t errlen)
+visit_private_pages(pid_t pid, private_batch_fn batch, void *arg, char *err, size_t errlen)
 {
 	char		path[64];
 	char	   *maps;
 	long		page_size = sysconf(_SC_PAGESIZE);
-	void	   *pages[SETTLE_BATCH];
+	void	   *pages[PRIVATE_BATCH];
 	int			n = 0;
 	bool		ok = true;
 
-	memset(result, 0, sizeof(*result));
 	if (pid == 0)
 		snprintf(path, sizeof(path), "/proc/self/maps");
 	else
@@ -439,9 +420,9 @@ ns_settle_private_memory(pid_t pid, int node_id, bool copy_shared, ns_settle_res
 			for (unsigned long addr = lo; ok && addr < hi; addr += page_size)
 			{
 				pages[n++] = (void *) addr;
-				if (n == SETTLE_BATCH)
+				if (n == PRIVATE_BATCH)
 				{
-					ok = settle_batch(pid, pages, n, node_id, copy_shared, result);
+					ok = batch(pages, n, arg);
 					n = 0;
 				}
 			}
@@ -449,9 +430,106 @@ ns_settle_private_memory(pid_t pid, int node_id, bool copy_shared, ns_settle_res
 		line = next;
 	}
 	if (ok && n > 0)
-		ok = settle_batch(pid, pages, n, node_id, copy_shared, result);
+		ok = batch(pages, n, arg);
 	if (!ok)
 		snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
 	free(maps);
 	return ok;
+}
+
+typedef struct settling
+{
+	int			node_id;
+	bool		copy_shared;
+	ns_settle_result *result;
+} settling;
+
+/* Settles one batch of the caller's page addresses. */
+static bool
+settle_batch(void **pages, int n, void *arg)
+{
+	settling   *st = arg;
+	int			node_id = st->node_id;
+	ns_settle_result *result = st->result;
+	int			nodes[PRIVATE_BATCH];
+	int			status[PRIVATE_BATCH];
+	int			elsewhere = 0;
+	long		not_moved;
+
+	/* where the pages are (no node list: nothing moves) */
+	if (move_pages(0, n, pages, NULL, status, 0) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+	{
+		if (status[i] < 0)
+			continue;			/* not there, or the zero page */
+		result->resident++;
+		if (status[i] != node_id)
+		{
+			pages[elsewhere] = pages[i];
+			nodes[elsewhere++] = node_id;
+		}
+	}
+	if (elsewhere == 0)
+		return true;
+	/* a page shared with another process answers -EACCES and stays */
+	not_moved = move_pages(0, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
+	if (not_moved < 0)
+		return false;
+	for (int i = 0; i < elsewhere; i++)
+	{
+		if (status[i] == node_id)
+			result->moved++;
+		else if (status[i] == -EACCES)
+		{
+			result->shared++;
+			if (st->copy_shared)
+			{
+				write_in_place(pages[i]);
+				result->copied++;
+			}
+		}
+	}
+	return true;
+}
+
+bool
+ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result,
+						 char *err, size_t errlen)
+{
+	settling	st = {node_id, copy_shared, result};
+
+	memset(result, 0, sizeof(*result));
+	return visit_private_pages(0, settle_batch, &st, err, errlen);
+}
+
+typedef struct counting
+{
+	pid_t		pid;
+	int			node_id;
+	uint64_t	pages;
+} counting;
+
+static bool
+count_batch(void **pages, int n, void *arg)
+{
+	counting   *c = arg;
+	int			status[PRIVATE_BATCH];
+
+	if (move_pages(c->pid, n, pages, NULL, status, 0) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		c->pages += status[i] == c->node_id;
+	return true;
+}
+
+bool
+ns_private_pages_on_node(pid_t pid, int node_id, uint64_t *pages, char *err, size_t errlen)
+{
+	counting	c = {pid, node_id, 0};
+
+	if (!visit_private_pages(pid, count_batch, &c, err, errlen))
+		return false;
+	*pages = c.pages;
+	return true;
 }

@@ -80,7 +80,7 @@ typedef struct numasched_shared
 	int			nslots;
 	pg_atomic_uint64 stats[NUMASCHED_NSTATS];
 	TimestampTz stats_reset;
-	TimestampTz last_pass;		/* end of the scheduler's last rebalancing pass */
+	pg_atomic_uint64 last_pass; /* TimestampTz: end of the scheduler's last pass */
 	uint32		pass;			/* rebalancing passes since server start */
 } numasched_shared;
 

@@ -176,6 +176,7 @@ numasched_shmem_attach(void)
 		numasched_state->nslots = numasched_slot_count();
 		for (int i = 0; i < NUMASCHED_NSTATS; i++)
 			pg_atomic_init_u64(&numasched_state->stats[i], 0);
+		pg_atomic_init_u64(&numasched_state->last_pass, 0);
 		numasched_state->stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < numasched_state->nslots; i++)
 			numasched_slots[i].group = -1;
@@ -404,7 +405,7 @@ settle_memory(int node_index)
 		ns_topology_memory_nodes(numasched_machine, false, &memory_nodes) < 2)
 		return;
 	INSTR_TIME_SET_CURRENT(start);
-	if (!ns_settle_private_memory(0, node->id, numasched_copy_inherited_pages, &result,
+	if (!ns_settle_private_memory(node->id, numasched_copy_inherited_pages, &result,
 								  err, sizeof(err)))
 	{
 		warn_bind_failure(MyProcPid, "move its memory to its node", err);

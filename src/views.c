@@ -273,6 +273,7 @@ numasched_stats(PG_FUNCTION_ARGS)
 	Datum		values[NUMASCHED_NSTATS + 2];
 	bool		nulls[NUMASCHED_NSTATS + 2] = {0};
 	uint64		starts;
+	TimestampTz last_pass;
 
 	InitMaterializedSRF(fcinfo, 0);
 	numasched_require_loaded();
@@ -281,9 +282,10 @@ numasched_stats(PG_FUNCTION_ARGS)
 	/* the scheduler's first start is not a restart */
 	starts = pg_atomic_read_u64(&numasched_state->stats[STAT_SCHEDULER_STARTS]);
 	values[STAT_SCHEDULER_STARTS] = Int64GetDatum(starts > 0 ? (int64) starts - 1 : 0);
+	last_pass = (TimestampTz) pg_atomic_read_u64(&numasched_state->last_pass);
+	values[NUMASCHED_NSTATS] = TimestampTzGetDatum(last_pass);
+	nulls[NUMASCHED_NSTATS] = last_pass == 0;
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
-	values[NUMASCHED_NSTATS] = TimestampTzGetDatum(numasched_state->last_pass);
-	nulls[NUMASCHED_NSTATS] = numasched_state->last_pass == 0;
 	values[NUMASCHED_NSTATS + 1] = TimestampTzGetDatum(numasched_state->stats_reset);
 	LWLockRelease(numasched_state->lock);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

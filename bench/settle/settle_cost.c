@@ -59,7 +59,7 @@ main(int argc, char **argv)
 			double		took[2];
 			double		start = now_ms();
 
-			if (!ns_settle_private_memory(0, 0, true, &result, err, sizeof(err)))
+			if (!ns_settle_private_memory(0, true, &result, err, sizeof(err)))
 			{
 				fprintf(stderr, "settle_cost: %s\n", err);
 				_exit(1);
