@@ -239,6 +239,17 @@ move_to_interleave_nodes(void **pages, const int *nodes, const size_t *index, in
 }
 
 bool
+ns_local_policy_range(char *start, size_t length, char *err, size_t errlen)
+{
+	if (mbind(start, length, MPOL_LOCAL, NULL, 0, 0) != 0)
+	{
+		snprintf(err, errlen, "mbind failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool
 ns_interleave_range(char *start, size_t length, size_t page_size,
 					const ns_cpuset *nodes, unsigned char *resident,
 					ns_interleave_result *result, char *err, size_t errlen)
@@ -332,7 +343,7 @@ ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t err
 }
 
 /*
- * A mapping of the caller's private memory: private, readable and writable,
+ * A mapping of a process's private memory: private, readable and writable,
  * backed by no file (inode 0): the heap, the stack, anonymous mmaps (named
  * ones too), the zero-filled tails of programs' data.  Not the kernel's
  * special mappings ([vdso], [vvar], ...), not shared memory, not files.
@@ -362,14 +373,86 @@ write_in_place(void *page)
 									   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-#define SETTLE_BATCH 512
+#define PRIVATE_BATCH 512
 
-/* Settles one batch of page addresses; false with errno set on failure. */
+/* one batch of page addresses; false with errno set on failure */
+typedef bool (*private_batch_fn) (void **pages, int n, void *arg);
+
+/*
+ * Hands every page address of the private mappings of process "pid" (0: the
+ * caller), from /proc/PID/maps, to "batch" in batches: only those mappings,
+ * never the shared memory segment or files.
+ */
 static bool
-settle_batch(void **pages, int n, int node_id, bool copy_shared, ns_settle_result *result)
+visit_private_pages(pid_t pid, private_batch_fn batch, void *arg, char *err, size_t errlen)
 {
-	int			nodes[SETTLE_BATCH];
-	int			status[SETTLE_BATCH];
+	char		path[64];
+	char	   *maps;
+	long		page_size = sysconf(_SC_PAGESIZE);
+	void	   *pages[PRIVATE_BATCH];
+	int			n = 0;
+	bool		ok = true;
+
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+	maps = ns_read_text_file(path, NULL);
+	if (maps == NULL)
+	{
+		snprintf(err, errlen, "could not read %s: %s", path, strerror(errno));
+		return false;
+	}
+	for (char *line = maps; ok && line && *line;)
+	{
+		char	   *next = strchr(line, '\n');
+		unsigned long lo,
+					hi,
+					inode;
+		char		perms[5];
+		int			name_at = 0;
+
+		if (next)
+			*next++ = '\0';
+		if (sscanf(line, "%lx-%lx %4s %*x %*x:%*x %lu %n", &lo, &hi, perms, &inode, &name_at) >= 4 &&
+			name_at > 0 && private_memory_mapping(perms, inode, line + name_at))
+		{
+			for (unsigned long addr = lo; ok && addr < hi; addr += page_size)
+			{
+				pages[n++] = (void *) addr;
+				if (n == PRIVATE_BATCH)
+				{
+					ok = batch(pages, n, arg);
+					n = 0;
+				}
+			}
+		}
+		line = next;
+	}
+	if (ok && n > 0)
+		ok = batch(pages, n, arg);
+	if (!ok)
+		snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
+	free(maps);
+	return ok;
+}
+
+typedef struct settling
+{
+	int			node_id;
+	bool		copy_shared;
+	ns_settle_result *result;
+} settling;
+
+/* Settles one batch of the caller's page addresses. */
+static bool
+settle_batch(void **pages, int n, void *arg)
+{
+	settling   *st = arg;
+	int			node_id = st->node_id;
+	ns_settle_result *result = st->result;
+	int			nodes[PRIVATE_BATCH];
+	int			status[PRIVATE_BATCH];
 	int			elsewhere = 0;
 	long		not_moved;
 
@@ -400,7 +483,7 @@ settle_batch(void **pages, int n, int node_id, bool copy_shared, ns_settle_resul
 		else if (status[i] == -EACCES)
 		{
 			result->shared++;
-			if (copy_shared)
+			if (st->copy_shared)
 			{
 				write_in_place(pages[i]);
 				result->copied++;
@@ -414,48 +497,39 @@ bool
 ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result,
 						 char *err, size_t errlen)
 {
-	char	   *maps = ns_read_text_file("/proc/self/maps", NULL);
-	long		page_size = sysconf(_SC_PAGESIZE);
-	void	   *pages[SETTLE_BATCH];
-	int			n = 0;
-	bool		ok = true;
+	settling	st = {node_id, copy_shared, result};
 
 	memset(result, 0, sizeof(*result));
-	if (maps == NULL)
-	{
-		snprintf(err, errlen, "could not read /proc/self/maps: %s", strerror(errno));
-		return false;
-	}
-	for (char *line = maps; ok && line && *line;)
-	{
-		char	   *next = strchr(line, '\n');
-		unsigned long lo,
-					hi,
-					inode;
-		char		perms[5];
-		int			name_at = 0;
+	return visit_private_pages(0, settle_batch, &st, err, errlen);
+}
 
-		if (next)
-			*next++ = '\0';
-		if (sscanf(line, "%lx-%lx %4s %*x %*x:%*x %lu %n", &lo, &hi, perms, &inode, &name_at) >= 4 &&
-			name_at > 0 && private_memory_mapping(perms, inode, line + name_at))
-		{
-			for (unsigned long addr = lo; ok && addr < hi; addr += page_size)
-			{
-				pages[n++] = (void *) addr;
-				if (n == SETTLE_BATCH)
-				{
-					ok = settle_batch(pages, n, node_id, copy_shared, result);
-					n = 0;
-				}
-			}
-		}
-		line = next;
-	}
-	if (ok && n > 0)
-		ok = settle_batch(pages, n, node_id, copy_shared, result);
-	if (!ok)
-		snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
-	free(maps);
-	return ok;
+typedef struct counting
+{
+	pid_t		pid;
+	int			node_id;
+	uint64_t	pages;
+} counting;
+
+static bool
+count_batch(void **pages, int n, void *arg)
+{
+	counting   *c = arg;
+	int			status[PRIVATE_BATCH];
+
+	if (move_pages(c->pid, n, pages, NULL, status, 0) < 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		c->pages += status[i] == c->node_id;
+	return true;
+}
+
+bool
+ns_private_pages_on_node(pid_t pid, int node_id, uint64_t *pages, char *err, size_t errlen)
+{
+	counting	c = {pid, node_id, 0};
+
+	if (!visit_private_pages(pid, count_batch, &c, err, errlen))
+		return false;
+	*pages = c.pages;
+	return true;
 }

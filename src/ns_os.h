@@ -53,6 +53,14 @@ bool		ns_set_memory_policy(ns_memory_policy policy, int node_id,
 bool		ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result,
 									 char *err, size_t errlen);
 
+/*
+ * The pages of process "pid"'s private memory (the mappings above) on node
+ * "node_id", looked up with move_pages: its private mappings only, where
+ * /proc/PID/numa_maps would walk every mapping, shared buffers included.
+ */
+bool		ns_private_pages_on_node(pid_t pid, int node_id, uint64_t *pages,
+									 char *err, size_t errlen);
+
 /* A memory policy of the caller, saved to be put back. */
 typedef struct ns_saved_policy
 {
@@ -105,6 +113,13 @@ typedef struct ns_interleave_result
 	uint64_t	moved;			/* moved to their interleave node */
 	uint64_t	not_moved;		/* elsewhere, and the kernel could not move them */
 } ns_interleave_result;
+
+/*
+ * Gives [start, start + length) the local policy (mbind MPOL_LOCAL): a page
+ * is allocated on the node of the CPU that touches it first, else on the
+ * nearest node with room, whatever the toucher's own policy.
+ */
+bool		ns_local_policy_range(char *start, size_t length, char *err, size_t errlen);
 
 /*
  * Interleaves [start, start + length) over the nodes in "nodes" (node ids):

@@ -186,19 +186,18 @@ list_node_ids(const char *dir, int *ids, char *err, size_t errlen)
 
 		if (strncmp(p, "node", 4) != 0 || !isdigit((unsigned char) p[4]))
 			continue;
+		/* checked after each digit: the last one can take it past the limit */
 		for (p += 4; isdigit((unsigned char) *p) && id < NS_MAX_NODES; p++)
 			id = id * 10 + (*p - '0');
-		if (*p != '\0')
+		if (id >= NS_MAX_NODES)
 		{
-			if (isdigit((unsigned char) *p))
-			{
-				put_text(err, errlen, "node directory \"%s/%s\" has an id above the supported maximum %d",
-						  dir, de->d_name, NS_MAX_NODES - 1);
-				closedir(d);
-				return -1;
-			}
-			continue;			/* "node0foo" is not a node directory */
+			put_text(err, errlen, "node directory \"%s/%s\" has an id above the supported maximum %d",
+					 dir, de->d_name, NS_MAX_NODES - 1);
+			closedir(d);
+			return -1;
 		}
+		if (*p != '\0')
+			continue;			/* "node0foo" is not a node directory */
 		ids[n++] = (int) id;
 	}
 	closedir(d);

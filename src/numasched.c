@@ -50,6 +50,8 @@ numasched_shmem_startup(void)
 	/* at server start and after a crash restart, the segment is new */
 	if (!IsUnderPostmaster && numasched_shared_memory == SHARED_MEMORY_INTERLEAVE)
 		numasched_interleave_shared_memory();
+	else if (!IsUnderPostmaster)
+		numasched_guard_huge_page_segment();
 }
 
 /* A client backend is placed once it has authenticated. */

@@ -68,6 +68,10 @@ typedef struct numasched_shared
 	bool		configured;
 	int			groups_per_node;
 	char		nodes[NUMASCHED_NODES_LEN];
+	TimestampTz settings_loaded_at; /* PgReloadTime of the process that built it */
+	/* a pair of settings that does not fit the machine, not tried again */
+	int			failed_groups_per_node; /* -1: none */
+	char		failed_nodes[NUMASCHED_NODES_LEN];
 	uint32		generation;		/* bumped whenever the groups change */
 	int			ngroups;
 	/* capacities of the arrays that follow the struct */
@@ -76,7 +80,7 @@ typedef struct numasched_shared
 	int			nslots;
 	pg_atomic_uint64 stats[NUMASCHED_NSTATS];
 	TimestampTz stats_reset;
-	TimestampTz last_pass;		/* end of the scheduler's last rebalancing pass */
+	pg_atomic_uint64 last_pass; /* TimestampTz: end of the scheduler's last pass */
 	uint32		pass;			/* rebalancing passes since server start */
 } numasched_shared;
 
@@ -85,6 +89,12 @@ extern numasched_shared *numasched_state;
 extern numasched_slot *numasched_slots;
 
 extern Size numasched_shmem_size(void);
+
+/*
+ * The first occupied slot at or after i, -1 if none.  Without the lock the
+ * answer may be stale: check the slot again under it.
+ */
+extern int	numasched_next_slot(int i);
 extern int	numasched_slot_count(void);
 extern void numasched_shmem_attach(void);
 
@@ -92,8 +102,13 @@ extern void numasched_shmem_attach(void);
 extern const ns_plan *numasched_shared_plan(void);
 extern ns_loads *numasched_shared_loads(void);
 
-/* Makes the shared plan match this process's settings; lock held exclusively. */
+/*
+ * Makes the shared plan match this process's settings unless they are older
+ * than the plan's; lock held exclusively.  Release the lock with
+ * numasched_release(), which sends any WARNING found meanwhile.
+ */
 extern bool numasched_sync_plan(void);
+extern void numasched_release(void);
 
 /* Places "proc" (MyProc, or another process); false when nothing was done. */
 extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
@@ -101,8 +116,11 @@ extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
 /* Adopts the memory policy of the node the slot now names (after a move). */
 extern void numasched_follow_slot(void);
 
-/* Forgets the slots of processes placed from outside that are gone. */
-extern void numasched_forget_gone(void);
+/*
+ * Forgets the slots in [first, end) of processes placed from outside that
+ * are gone.
+ */
+extern void numasched_forget_gone(int first, int end);
 
 typedef enum numasched_move_result
 {
@@ -135,9 +153,6 @@ extern void numasched_count(numasched_stat stat, uint64 n);
  */
 extern bool numasched_process_memory(pid_t pid, uint64 *kb_per_node, uint64 *private_kb_per_node);
 
-/* Base pages of process "pid" on node index "node". */
-extern uint64 numasched_node_pages(pid_t pid, int node);
-
 /*
  * The main shared memory segment: found as the mapping that holds our own
  * ShmemInitStruct, checked by its header's magic number.
@@ -162,6 +177,12 @@ extern void numasched_interleave_initialisation(void);
  * taken again.
  */
 extern void numasched_interleave_shared_memory(void);
+
+/*
+ * Otherwise, a segment of huge pages gets the local memory policy, so that
+ * no process's own policy can make a fault find an empty node pool (SIGBUS).
+ */
+extern void numasched_guard_huge_page_segment(void);
 
 /* ERROR unless loaded through shared_preload_libraries. */
 extern void numasched_require_loaded(void);

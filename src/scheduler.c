@@ -6,9 +6,10 @@
  * process's load, and lets the core propose moves from the busiest groups
  * to idle groups, same node first, then nodes in steal order, never beyond
  * numasched.max_steal_distance.  A moved process is not moved again for five
- * passes.  The books are updated under the lock; /proc is read and the
- * kernel is asked (sched_setaffinity, migrate_pages) without it, so a pass
- * holds the lock for microseconds.
+ * passes.  The books are updated, and the processes bound
+ * (sched_setaffinity), under the lock, so that the group last written is the
+ * one the kernel was last told; /proc is read and memory moved
+ * (migrate_pages) without it.
  *
  * Parallel workers of CREATE INDEX and VACUUM never enter the executor, so
  * they cannot place themselves: every 100 ms the scheduler finds them through
@@ -53,23 +54,58 @@ typedef struct cpu_sample
 	TimestampTz at;
 } cpu_sample;
 
-/* what to tell the kernel once the lock is released */
-typedef struct rebinding
+/*
+ * A process moved to another node, bound under the lock: logged and its
+ * memory brought along once the lock is released.
+ */
+typedef struct node_move
 {
 	pid_t		pid;
-	ns_cpuset	cpus;
 	int			from_node;
 	int			to_node;
-} rebinding;
+} node_move;
 
 static cpu_sample *samples;
-static rebinding *rebindings;
+static node_move *node_moves;
 static uint32 bound_generation;
+
+/* a pass's scratch arrays, one entry per slot at most */
+typedef struct measured_load
+{
+	int			slot;
+	pid_t		pid;
+	uint32		weight;
+} measured_load;
+static measured_load *measured;
+static ns_proc *procs;
+static int *proc_slot;
+
+/*
+ * The PGPROCs of background workers, [bgworkers_first, bgworkers_end):
+ * parallel workers are background workers, so only these need looking at
+ * every 100 ms.  Their range is fixed at server start (InitProcGlobal) and
+ * differs between majors, so it is read from the PGPROCs themselves.
+ */
+static int	bgworkers_first;
+static int	bgworkers_end;
+
+static void
+find_bgworker_procs(void)
+{
+	bgworkers_first = ProcGlobal->allProcCount;
+	bgworkers_end = 0;
+	for (uint32 i = 0; i < ProcGlobal->allProcCount; i++)
+		if (ProcGlobal->allProcs[i].procgloballist == &ProcGlobal->bgworkerFreeProcs)
+		{
+			bgworkers_first = Min(bgworkers_first, (int) i);
+			bgworkers_end = i + 1;
+		}
+}
 
 static void
 place_lock_group_members(void)
 {
-	for (uint32 i = 0; i < ProcGlobal->allProcCount; i++)
+	for (int i = bgworkers_first; i < bgworkers_end; i++)
 	{
 		PGPROC	   *proc = &ProcGlobal->allProcs[i];
 		PGPROC	   *leader = proc->lockGroupLeader;
@@ -173,45 +209,88 @@ measure(int i, pid_t pid, TimestampTz now, uint32 *weight)
 	return known;
 }
 
+/*
+ * Binds the process of a slot to "cpus", lock held: whoever writes a slot's
+ * group binds it under the same lock, so the last group written is the last
+ * one the kernel was told.  A refusal is counted and leaves the slot
+ * unbound (or, for a move, where it was).
+ */
+static bool
+bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
+{
+	char		err[NS_ERRLEN];
+
+	/*
+	 * A process that placed itself gives its slot back under this lock
+	 * before it exits, so its pid is alive; one placed from outside may be
+	 * gone (its slot is forgotten within 100 ms), and its pid must not be
+	 * bound should the kernel have given it to another process.
+	 */
+	if (!slot->self_placed &&
+		BackendPidGetProc(slot->pid) != &ProcGlobal->allProcs[slot - numasched_slots])
+		return false;
+	if (ns_bind_cpus(slot->pid, cpus, err, sizeof(err)))
+		return true;
+	numasched_count(STAT_BIND_FAILURES, 1);
+	elog(DEBUG1, "numasched could not bind process %d: %s", (int) slot->pid, err);
+	return false;
+}
+
+static int
+node_of_cpu(int cpu)
+{
+	for (int n = 0; n < numasched_machine->nnodes; n++)
+		if (ns_cpuset_test(&numasched_machine->nodes[n].cpus, cpu))
+			return n;
+	return -1;
+}
+
+/* After the lock is released: log the moves, bring memory along. */
 static void
-apply_rebindings(int n)
+finish_node_moves(int n)
 {
 	char		err[NS_ERRLEN];
 
 	for (int i = 0; i < n; i++)
 	{
-		rebinding  *r = &rebindings[i];
+		node_move  *m = &node_moves[i];
 
-		if (!ns_bind_cpus(r->pid, &r->cpus, err, sizeof(err)))
-		{
-			numasched_count(STAT_BIND_FAILURES, 1);
-			elog(DEBUG1, "numasched could not move process %d: %s", (int) r->pid, err);
-			continue;
-		}
 		if (numasched_log_placements)
 			ereport(LOG, (errmsg("numasched moved process %d from node %d to node %d",
-								 (int) r->pid, numasched_machine->nodes[r->from_node].id,
-								 numasched_machine->nodes[r->to_node].id)));
-		if (numasched_migrate_memory && r->from_node != r->to_node)
+								 (int) m->pid, numasched_machine->nodes[m->from_node].id,
+								 numasched_machine->nodes[m->to_node].id)));
+		/* the lock is released: not a pid the process has left since */
+		if (numasched_migrate_memory && m->from_node != m->to_node &&
+			BackendPidGetProc(m->pid) != NULL)
 		{
-			uint64		before = numasched_node_pages(r->pid, r->from_node);
+			/*
+			 * What moved is counted in its private mappings only: the
+			 * numa_maps reads this took before walked every mapping, shared
+			 * buffers included (6.5 ms per GB a backend had mapped, per
+			 * read).  The move itself stays migrate_pages: move_pages from
+			 * here left most of a busy backend's 20 MB behind in the VM
+			 * (N0=8704 N1=1279 pages), migrate_pages moves all of it.
+			 */
+			int			from_id = numasched_machine->nodes[m->from_node].id;
+			uint64		before,
+						after;
 
-			if (ns_migrate_pages(r->pid, numasched_machine->nodes[r->from_node].id,
-								 numasched_machine->nodes[r->to_node].id, err, sizeof(err)))
-			{
-				uint64		after = numasched_node_pages(r->pid, r->from_node);
-
+			if (ns_private_pages_on_node(m->pid, from_id, &before, err, sizeof(err)) &&
+				ns_migrate_pages(m->pid, from_id, numasched_machine->nodes[m->to_node].id,
+								 err, sizeof(err)) &&
+				ns_private_pages_on_node(m->pid, from_id, &after, err, sizeof(err)))
 				numasched_count(STAT_PAGES_MIGRATED, before > after ? before - after : 0);
-			}
 			else
-				elog(DEBUG1, "numasched could not migrate the pages of process %d: %s", (int) r->pid, err);
+				elog(DEBUG1, "numasched could not migrate the pages of process %d: %s", (int) m->pid, err);
 		}
 	}
 }
 
 /*
  * After a regroup (reload), every placed process is bound to the CPUs of the
- * group it was counted into.  Lock held exclusively; returns the rebindings.
+ * group it was counted into; one whose node is no longer used was placed on
+ * another node, and its memory follows.  Lock held exclusively; returns the
+ * number of node moves recorded.
  */
 static int
 rebind_after_regroup_locked(void)
@@ -223,18 +302,26 @@ rebind_after_regroup_locked(void)
 		return 0;
 	/* re-bound now: until the next regroup, nothing to compare */
 	bound_generation = numasched_state->generation;
-	for (int i = 0; i < numasched_state->nslots && n < numasched_state->nslots; i++)
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
+		int			from_node;
 
-		if (slot->pid == 0 || slot->group < 0 ||
+		if (slot->group < 0 ||
 			ns_cpuset_equal(&slot->cpus, &plan->groups[slot->group].cpus))
 			continue;
+		from_node = node_of_cpu(ns_cpuset_next(&slot->cpus, 0));
+		slot->bound = bind_slot_locked(slot, &plan->groups[slot->group].cpus);
+		if (!slot->bound)
+			continue;
 		slot->cpus = plan->groups[slot->group].cpus;
-		rebindings[n].pid = slot->pid;
-		rebindings[n].cpus = slot->cpus;
-		rebindings[n].from_node = rebindings[n].to_node = slot->node;
-		n++;
+		if (from_node >= 0 && from_node != slot->node)
+		{
+			node_moves[n].pid = slot->pid;
+			node_moves[n].from_node = from_node;
+			node_moves[n].to_node = slot->node;
+			n++;
+		}
 	}
 	return n;
 }
@@ -254,90 +341,104 @@ rebind_after_regroup(bool reloaded)
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
 	n = rebind_after_regroup_locked();
-	LWLockRelease(numasched_state->lock);
-	apply_rebindings(n);
+	numasched_release();
+	finish_node_moves(n);
 }
 
 static void
 rebalance_pass(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	int			nslots = numasched_state->nslots;
-	uint32	   *weight = palloc(nslots * sizeof(uint32));
-	bool	   *measured = palloc(nslots * sizeof(bool));
-	ns_proc    *procs = palloc(nslots * sizeof(ns_proc));
-	int		   *index = palloc(nslots * sizeof(int));
 	ns_move		moves[MAX_MOVES_PER_PASS];
 	ns_settings settings;
 	const ns_plan *plan;
+	int			nmeasured = 0;
 	int			nprocs = 0;
 	int			nmoves;
-	int			nrebind;
+	int			nnode_moves;
 
-	/* read /proc without the lock */
-	for (int i = 0; i < nslots; i++)
+	/* nothing placed, no regroup to apply: nothing to change, no lock */
+	if (numasched_next_slot(0) < 0 && bound_generation == numasched_state->generation)
+	{
+		numasched_count(STAT_PASSES, 1);
+		pg_atomic_write_u64(&numasched_state->last_pass, GetCurrentTimestamp());
+		return;
+	}
+
+	/* read /proc without the lock, for the occupied slots only */
+	for (int i = 0; i < numasched_state->nslots; i++)
+		if (samples[i].pid != 0 && samples[i].pid != numasched_slots[i].pid)
+			close_sample(&samples[i]);	/* its process is gone */
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		pid_t		pid = numasched_slots[i].pid;
 
-		measured[i] = pid != 0 && measure(i, pid, now, &weight[i]);
-		if (pid == 0)
-			close_sample(&samples[i]);
+		if (pid != 0 && measure(i, pid, now, &measured[nmeasured].weight))
+		{
+			measured[nmeasured].slot = i;
+			measured[nmeasured].pid = pid;
+			nmeasured++;
+		}
 	}
 
 	numasched_settings(&settings);
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
 	plan = numasched_shared_plan();
-	nrebind = rebind_after_regroup_locked();
+	nnode_moves = rebind_after_regroup_locked();
 	numasched_state->pass++;
-	for (int i = 0; i < nslots; i++)
+	for (int m = 0; m < nmeasured; m++)
+	{
+		numasched_slot *slot = &numasched_slots[measured[m].slot];
+
+		if (slot->pid != measured[m].pid || slot->group < 0)
+			continue;			/* gone, or another process, since */
+		ns_loads_add(plan, numasched_shared_loads(), slot->group,
+					 (int64) measured[m].weight - (int64) slot->weight);
+		slot->weight = measured[m].weight;
+	}
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		if (slot->pid == 0 || slot->group < 0)
+		if (slot->group < 0)
 			continue;
-		if (measured[i] && samples[i].pid == slot->pid)
-		{
-			ns_loads_add(plan, numasched_shared_loads(), slot->group,
-						 (int64) weight[i] - (int64) slot->weight);
-			slot->weight = weight[i];
-		}
 		procs[nprocs].group = slot->group;
 		procs[nprocs].weight = slot->weight;
 		procs[nprocs].moved_pass = slot->moved_pass;
 		/* under compact, a parallel worker stays on its leader's node */
 		procs[nprocs].keep_node = slot->kind == NUMASCHED_PARALLEL_WORKER &&
 			numasched_parallel_placement == NS_PARALLEL_COMPACT ? slot->node : -1;
-		index[nprocs++] = i;
+		proc_slot[nprocs++] = i;
 	}
 	nmoves = ns_rebalance(plan, &settings, procs, nprocs, numasched_state->pass,
 						  moves, MAX_MOVES_PER_PASS);
 	for (int m = 0; m < nmoves; m++)
 	{
-		numasched_slot *slot = &numasched_slots[index[moves[m].proc]];
-		rebinding  *r = &rebindings[nrebind++];
+		numasched_slot *slot = &numasched_slots[proc_slot[moves[m].proc]];
+		node_move  *r = &node_moves[nnode_moves];
 
+		/* a process the kernel refuses to move stays where it is */
+		if (!bind_slot_locked(slot, &plan->groups[moves[m].to_group].cpus))
+			continue;
 		r->pid = slot->pid;
 		r->from_node = slot->node;
 		numasched_move_slot_locked(slot, moves[m].to_group);
+		slot->bound = true;
 		r->to_node = slot->node;
-		r->cpus = slot->cpus;
+		nnode_moves++;
 	}
-	numasched_state->last_pass = GetCurrentTimestamp();
-	LWLockRelease(numasched_state->lock);
+	numasched_release();
+	pg_atomic_write_u64(&numasched_state->last_pass, GetCurrentTimestamp());
 
-	apply_rebindings(nrebind);
+	finish_node_moves(nnode_moves);
 	numasched_count(STAT_PASSES, 1);
-	pfree(weight);
-	pfree(measured);
-	pfree(procs);
-	pfree(index);
 }
 
 void
 numasched_scheduler_main(Datum arg)
 {
-	TimestampTz next_pass = 0;
+	TimestampTz last_pass = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -356,8 +457,12 @@ numasched_scheduler_main(Datum arg)
 									 numasched_state->nslots * sizeof(cpu_sample));
 	for (int i = 0; i < numasched_state->nslots; i++)
 		samples[i].fd = -1;
-	rebindings = MemoryContextAlloc(TopMemoryContext,
-									(numasched_state->nslots + MAX_MOVES_PER_PASS) * sizeof(rebinding));
+	node_moves = MemoryContextAlloc(TopMemoryContext,
+									(numasched_state->nslots + MAX_MOVES_PER_PASS) * sizeof(node_move));
+	measured = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(measured_load));
+	procs = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(ns_proc));
+	proc_slot = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(int));
+	find_bgworker_procs();
 	/* a regroup may have happened while no scheduler ran */
 	bound_generation = numasched_state->generation - 1;
 
@@ -376,15 +481,20 @@ numasched_scheduler_main(Datum arg)
 		}
 		if (numasched_enabled)
 			place_lock_group_members();
-		numasched_forget_gone();
+		numasched_forget_gone(bgworkers_first, bgworkers_end);
 		rebind_after_regroup(reloaded);
 
 		now = GetCurrentTimestamp();
 		if (numasched_enabled && numasched_rebalance_interval > 0)
 		{
+			/* from the interval in force now: a reload shortens the wait */
+			TimestampTz next_pass = TimestampTzPlusMilliseconds(last_pass,
+																numasched_rebalance_interval);
+
 			if (now >= next_pass)
 			{
 				rebalance_pass();
+				last_pass = now;
 				next_pass = TimestampTzPlusMilliseconds(now, numasched_rebalance_interval);
 			}
 			timeout = Min(timeout, Max(1, (next_pass - now) / 1000));

@@ -61,34 +61,54 @@ check_detail_from_core(const char *err)
 	GUC_check_errdetail("%c%s.", pg_toupper((unsigned char) err[0]), err + 1);
 }
 
-/* Can a plan be built from these values on this machine? */
+/*
+ * Can a plan be built from these values on this machine?  If not, "err" says
+ * why.  A list that does not parse counts as buildable: its own hook says so.
+ */
 static bool
-plan_would_build(int groups_per_node, const char *nodes_text)
+plan_builds(int groups_per_node, const char *nodes_text, char *err, size_t errlen)
 {
 	ns_cpuset	nodes;
 	ns_plan    *plan;
-	char		err[NS_ERRLEN];
 
 	if (numasched_machine == NULL)
 		return true;			/* not preloaded: nothing to check against */
-	if (nodes_text && nodes_text[0] &&
-		!ns_cpuset_parse(nodes_text, strlen(nodes_text), NS_MAX_NODES, &nodes, err, sizeof(err)))
-		return true;			/* the list itself is checked by its own hook */
+	if (nodes_text[0] &&
+		!ns_cpuset_parse(nodes_text, strlen(nodes_text), NS_MAX_NODES, &nodes, err, errlen))
+		return true;
 	plan = ns_plan_build(numasched_machine, groups_per_node,
-						 nodes_text && nodes_text[0] ? &nodes : NULL, err, sizeof(err));
+						 nodes_text[0] ? &nodes : NULL, err, errlen);
 	if (plan == NULL)
-	{
-		check_detail_from_core(err);
 		return false;
-	}
 	ns_plan_free(plan);
 	return true;
 }
 
+/*
+ * Each hook checks its own value alone, never against another setting: at
+ * server start and at a reload PostgreSQL sets them one by one, in an order
+ * of its own.  Whether numasched.groups_per_node and numasched.nodes fit
+ * together is known when the groups are built (state.c), with one WARNING.
+ * Alone, a number of groups is valid if some node can be split that way.
+ */
 static bool
 check_groups_per_node(int *newval, void **extra, GucSource source)
 {
-	return plan_would_build(*newval, numasched_nodes);
+	char		err[NS_ERRLEN];
+	char		node[16];
+
+	if (numasched_machine == NULL || *newval == 0)
+		return true;
+	for (int n = 0; n < numasched_machine->nnodes; n++)
+	{
+		if (!numasched_machine->nodes[n].has_cpus)
+			continue;
+		snprintf(node, sizeof(node), "%d", numasched_machine->nodes[n].id);
+		if (plan_builds(*newval, node, err, sizeof(err)))
+			return true;
+	}
+	GUC_check_errdetail("No node has %d usable CPUs to split into that many CPU groups.", *newval);
+	return false;
 }
 
 static bool
@@ -121,7 +141,13 @@ check_nodes(char **newval, void **extra, GucSource source)
 							err);
 		return false;
 	}
-	return plan_would_build(numasched_groups_per_node, text);
+	/* the nodes exist and have CPUs (one group per last-level cache fits any) */
+	if (!plan_builds(0, text, err, sizeof(err)))
+	{
+		check_detail_from_core(err);
+		return false;
+	}
+	return true;
 }
 
 /* Nodes whose memory we may use and that have some. */

@@ -2,11 +2,15 @@
  * state.c - numasched's shared state and the placement of processes
  *
  * The plan in force lives in shared memory.  A process whose settings differ
- * from it (a new backend after a reload: new processes are forked with the
- * postmaster's fresh settings) rebuilds it and re-counts the placed processes
- * into the new groups; everybody else just reads it.  So an exiting process
- * or a view never needs settings of its own, and a process that has not yet
- * seen a reload never turns the groups back.
+ * from it and are at least as new (PgReloadTime: a new backend after a reload
+ * is forked with the postmaster's fresh settings) rebuilds it and re-counts
+ * the placed processes into the new groups; everybody else just reads it.  So
+ * an exiting process or a view never needs settings of its own, and a process
+ * that has not yet seen a reload never turns the groups back.
+ *
+ * The books and the kernel agree: a process's CPUs are set while the lock is
+ * held, by whoever writes its group, and the group is written only when the
+ * kernel took the CPUs.
  *
  * Nothing here raises an ERROR while placing: numasched must never turn a
  * working connection into a failing one.  A process that cannot be bound runs
@@ -19,6 +23,7 @@
 #include "access/parallel.h"
 #include "access/twophase.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/pg_shmem.h"
@@ -31,9 +36,35 @@
 numasched_shared *numasched_state = NULL;
 numasched_slot *numasched_slots = NULL;
 
+/*
+ * One bit per slot, set while it is occupied: the scheduler's passes visit
+ * the occupied slots only, not every PGPROC's (10,000 with max_connections =
+ * 10000, most of them free on most servers).  Written under the lock.
+ */
+static uint64 *occupied = NULL;
+
 /* this process's view of the shared arrays */
 static ns_plan shared_plan;
 static ns_loads shared_loads;
+
+/*
+ * A WARNING found while the lock was held, sent once it is released: a
+ * message can block on a client's full socket.
+ */
+static char pending_warning[NS_ERRLEN + 256];
+
+static void
+send_pending_warning(void)
+{
+	if (pending_warning[0])
+	{
+		char		text[sizeof(pending_warning)];
+
+		strlcpy(text, pending_warning, sizeof(text));
+		pending_warning[0] = '\0';
+		ereport(WARNING, (errmsg_internal("%s", text)));
+	}
+}
 
 /* this process's own placement */
 static bool exit_callback_registered = false;
@@ -88,6 +119,7 @@ layout(char *base)
 	PLACE(shared_loads.node, uint64_t, nn);
 	PLACE(shared_loads.node_room, int, nn);
 	PLACE(numasched_slots, numasched_slot, numasched_slot_count());
+	PLACE(occupied, uint64, numasched_slot_count() / 64 + 1);
 #undef PLACE
 	return size;
 }
@@ -144,13 +176,16 @@ numasched_shmem_attach(void)
 		numasched_state->nslots = numasched_slot_count();
 		for (int i = 0; i < NUMASCHED_NSTATS; i++)
 			pg_atomic_init_u64(&numasched_state->stats[i], 0);
+		pg_atomic_init_u64(&numasched_state->last_pass, 0);
 		numasched_state->stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < numasched_state->nslots; i++)
 			numasched_slots[i].group = -1;
+		numasched_state->failed_groups_per_node = -1;
 		/* the plan of the settings at server start */
 		numasched_sync_plan();
 	}
 	LWLockRelease(AddinShmemInitLock);
+	send_pending_warning();
 }
 
 void
@@ -161,6 +196,13 @@ numasched_require_loaded(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("numasched must be loaded via \"shared_preload_libraries\""),
 				 errhint("Add numasched to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+void
+numasched_release(void)
+{
+	LWLockRelease(numasched_state->lock);
+	send_pending_warning();
 }
 
 void
@@ -176,51 +218,116 @@ forget_slot_locked(numasched_slot *slot)
 		ns_loads_add(numasched_shared_plan(), &shared_loads, slot->group, -(int64) slot->weight);
 	slot->pid = 0;
 	slot->group = -1;
+	occupied[(slot - numasched_slots) / 64] &= ~(UINT64CONST(1) << ((slot - numasched_slots) % 64));
+}
+
+int
+numasched_next_slot(int i)
+{
+	int			nslots = numasched_state->nslots;
+
+	while (i < nslots)
+	{
+		uint64		word = occupied[i / 64] & (~UINT64CONST(0) << (i % 64));
+
+		if (word != 0)
+		{
+			i = i / 64 * 64 + pg_rightmost_one_pos64(word);
+			return i < nslots ? i : -1;
+		}
+		i = (i / 64 + 1) * 64;
+	}
+	return -1;
+}
+
+/* Builds the plan of these settings, or says why it cannot be built. */
+static ns_plan *
+build_plan(int groups_per_node, const char *nodes, char *err, size_t errlen)
+{
+	ns_cpuset	only;
+
+	if (nodes[0] && !ns_cpuset_parse(nodes, strlen(nodes), NS_MAX_NODES, &only, err, errlen))
+		return NULL;
+	return ns_plan_build(numasched_machine, groups_per_node, nodes[0] ? &only : NULL, err, errlen);
 }
 
 bool
 numasched_sync_plan(void)
 {
 	const char *nodes = numasched_nodes ? numasched_nodes : "";
-	ns_cpuset	only;
+	int			groups_per_node = numasched_groups_per_node;
 	ns_plan    *plan;
 	const ns_plan *shared;
+	ns_settings settings;
 	char		err[NS_ERRLEN];
 
 	if (numasched_machine == NULL)
 		return false;
 	if (numasched_state->configured &&
-		numasched_state->groups_per_node == numasched_groups_per_node &&
-		strcmp(numasched_state->nodes, nodes) == 0)
+		((numasched_state->groups_per_node == groups_per_node &&
+		  strcmp(numasched_state->nodes, nodes) == 0) ||
+	/* settings older than the plan's: this process has not seen a reload */
+		 PgReloadTime < numasched_state->settings_loaded_at ||
+	/* a pair already found not to fit: the plan in force stays */
+		 (numasched_state->failed_groups_per_node == groups_per_node &&
+		  strcmp(numasched_state->failed_nodes, nodes) == 0)))
 		return true;
 
-	/* the check hooks accepted these values, so only memory can fail here */
-	if ((nodes[0] && !ns_cpuset_parse(nodes, strlen(nodes), NS_MAX_NODES, &only, err, sizeof(err))) ||
-		(plan = ns_plan_build(numasched_machine, numasched_groups_per_node,
-							  nodes[0] ? &only : NULL, err, sizeof(err))) == NULL)
+	/*
+	 * Each setting's check hook accepted its value alone; whether the pair
+	 * fits the machine is known only now (the hooks cannot rely on the order
+	 * settings are defined or reloaded in).  At server start, a pair that
+	 * does not fit falls back to one group per last-level cache.
+	 */
+	plan = build_plan(groups_per_node, nodes, err, sizeof(err));
+	if (plan == NULL)
 	{
-		elog(WARNING, "numasched could not build CPU groups: %s", err);
-		return numasched_state->configured;
+		snprintf(pending_warning, sizeof(pending_warning),
+				 "numasched cannot use numasched.groups_per_node = %d with numasched.nodes = '%s', %s: %s",
+				 groups_per_node, nodes,
+				 numasched_state->configured ? "the CPU groups stay as they are" :
+				 "using one group per last-level cache", err);
+		numasched_state->failed_groups_per_node = groups_per_node;
+		strlcpy(numasched_state->failed_nodes, nodes, NUMASCHED_NODES_LEN);
+		if (numasched_state->configured)
+			return true;
+		groups_per_node = 0;
+		if ((plan = build_plan(groups_per_node, nodes, err, sizeof(err))) == NULL)
+			return false;
 	}
+	else
+		numasched_state->failed_groups_per_node = -1;
 	copy_plan_to_shared(plan);
 	ns_plan_free(plan);
 
-	/* re-count what is placed into the new groups, by the CPUs it has */
+	/*
+	 * Re-count what is placed into the new groups, by the CPUs it has; a
+	 * process on a node no longer used is placed again (the scheduler binds
+	 * it, and it brings its memory along at its next statement).
+	 */
 	shared = numasched_shared_plan();
+	numasched_settings(&settings);
 	ns_loads_reset(shared, &shared_loads);
-	for (int i = 0; i < numasched_state->nslots; i++)
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		if (slot->pid == 0)
-			continue;
 		slot->group = ns_group_of_cpu(shared, ns_cpuset_next(&slot->cpus, 0));
-		if (slot->group >= 0)
-			ns_loads_add(shared, &shared_loads, slot->group, slot->weight);
+		if (slot->group < 0)
+		{
+			ns_request	request = {slot->kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0};
+			ns_placement where;
+
+			ns_place(shared, &shared_loads, &settings, &request, &where);
+			slot->group = where.group;
+		}
+		slot->node = shared->groups[slot->group].node;
+		ns_loads_add(shared, &shared_loads, slot->group, slot->weight);
 	}
 	numasched_state->configured = true;
-	numasched_state->groups_per_node = numasched_groups_per_node;
+	numasched_state->groups_per_node = groups_per_node;
 	strlcpy(numasched_state->nodes, nodes, NUMASCHED_NODES_LEN);
+	numasched_state->settings_loaded_at = PgReloadTime;
 	numasched_state->generation++;
 	return true;
 }
@@ -326,6 +433,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	ns_request	request = {kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0};
 	ns_placement where;
 	ns_cpuset	cpus;
+	bool		bound;
 	char		err[NS_ERRLEN];
 
 	if (!numasched_enabled || numasched_state == NULL || numasched_machine == NULL || pid == 0)
@@ -342,20 +450,23 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	 */
 	if (!(self && IsParallelWorker()) && !numasched_sync_plan())
 	{
-		LWLockRelease(numasched_state->lock);
+		numasched_release();
 		return false;
 	}
 	plan = numasched_shared_plan();
-	if (plan->ngroups == 0)
-	{
-		LWLockRelease(numasched_state->lock);
-		return false;
-	}
 	slot = &numasched_slots[numasched_procno(proc)];
-	if (slot->pid == pid)
+
+	/*
+	 * Placed already; or, placing another process, the PGPROC was looked at
+	 * without a lock and may have been given to another process since (a
+	 * worker's PGPROC goes back to a free list at its exit).
+	 */
+	if (plan->ngroups == 0 || slot->pid == pid ||
+		(!self && (proc->pid != pid || proc->lockGroupLeader != leader ||
+				   BackendPidGetProc(pid) != proc)))
 	{
-		LWLockRelease(numasched_state->lock);
-		return false;			/* placed already */
+		numasched_release();
+		return false;
 	}
 	if (slot->pid != 0)
 		forget_slot_locked(slot);	/* left by a process that is gone */
@@ -368,11 +479,15 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	}
 	ns_place(plan, &shared_loads, &settings, &request, &where);
 	ns_loads_add(plan, &shared_loads, where.group, NS_DEFAULT_WEIGHT);
+	cpus = plan->groups[where.group].cpus;
+	/* bound while the lock orders us against anybody moving it */
+	bound = ns_bind_cpus(self ? 0 : pid, &cpus, err, sizeof(err));
 
 	slot->pid = pid;
+	occupied[(slot - numasched_slots) / 64] |= UINT64CONST(1) << ((slot - numasched_slots) % 64);
 	slot->leader_pid = leader ? leader->pid : 0;
 	slot->kind = kind;
-	slot->bound = false;
+	slot->bound = bound;
 	slot->self_placed = self;
 	slot->node = where.node;
 	slot->group = where.group;
@@ -380,9 +495,8 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->moves = 0;
 	slot->moved_pass = 0;
 	slot->placed_at = GetCurrentTimestamp();
-	slot->cpus = plan->groups[where.group].cpus;
-	cpus = slot->cpus;
-	LWLockRelease(numasched_state->lock);
+	slot->cpus = cpus;
+	numasched_release();
 
 	numasched_count(STAT_PLACEMENTS, 1);
 	numasched_count(where.hops == 0 ? STAT_HOME : where.hops == 1 ? STAT_ONE_HOP : STAT_FARTHER, 1);
@@ -394,14 +508,12 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		before_shmem_exit(release_own_slot, 0);
 		exit_callback_registered = true;
 	}
-	if (ns_bind_cpus(self ? 0 : pid, &cpus, err, sizeof(err)))
-		slot->bound = true;		/* our own slot, or one only we write now */
-	else
+	if (!bound)
 		warn_bind_failure(pid, "set its CPU affinity", err);
 	if (self)
 	{
 		apply_memory_policy(where.node);
-		if (slot->bound)
+		if (bound)
 			settle_memory(where.node);
 	}
 
@@ -440,14 +552,14 @@ numasched_follow_slot(void)
 }
 
 void
-numasched_forget_gone(void)
+numasched_forget_gone(int first, int end)
 {
 	/*
 	 * A PGPROC keeps its pid after its process exits, so ask the proc array.
 	 * Processes that placed themselves give their slot back on exit; only
-	 * the ones placed from outside need looking at.
+	 * the ones placed from outside, background workers, need looking at.
 	 */
-	for (int i = 0; i < numasched_state->nslots; i++)
+	for (int i = numasched_next_slot(first); i >= 0 && i < end; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 		pid_t		pid = slot->pid;
@@ -487,7 +599,6 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group)
 {
 	numasched_slot *slot;
 	const ns_plan *plan;
-	ns_cpuset	cpus;
 	char		err[NS_ERRLEN];
 	int			first,
 				count;
@@ -500,30 +611,31 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group)
 	count = node_index >= 0 ? plan->node_ngroups[node_index] : 0;
 	if (count == 0 || (*group >= 0 && (*group < first || *group >= first + count)))
 	{
-		LWLockRelease(numasched_state->lock);
+		numasched_release();
 		*group = count == 0 ? -1 : first;
 		return count == 0 ? MOVE_BAD_NODE : MOVE_BAD_GROUP;
 	}
 	slot = &numasched_slots[numasched_procno(proc)];
 	if (slot->pid != pid)
 	{
-		LWLockRelease(numasched_state->lock);
+		numasched_release();
 		return MOVE_NOT_PLACED;
 	}
 	if (*group < 0)
 		*group = ns_least_loaded_group(plan, &shared_loads, node_index);
-	numasched_move_slot_locked(slot, *group);
-	cpus = slot->cpus;
-	LWLockRelease(numasched_state->lock);
-
-	if (!ns_bind_cpus(pid, &cpus, err, sizeof(err)))
+	/* the books change only if the kernel took the CPUs */
+	if (!ns_bind_cpus(pid, &plan->groups[*group].cpus, err, sizeof(err)))
 	{
+		numasched_release();
 		numasched_count(STAT_BIND_FAILURES, 1);
 		ereport(WARNING,
 				(errmsg("could not move process %d", (int) pid),
 				 errdetail_from_core(err)));
 		return MOVE_BIND_FAILED;
 	}
+	numasched_move_slot_locked(slot, *group);
+	slot->bound = true;
+	numasched_release();
 	return MOVE_DONE;
 }
 
@@ -542,18 +654,6 @@ numasched_process_memory(pid_t pid, uint64 *kb_per_node, uint64 *private_kb_per_
 		(private_kb_per_node == NULL || ns_numa_maps_private_kb(text, private_kb_per_node, NS_MAX_NODES));
 	free(text);
 	return ok;
-}
-
-uint64
-numasched_node_pages(pid_t pid, int node)
-{
-	uint64	   *kb = calloc(NS_MAX_NODES, sizeof(uint64));
-	uint64		pages = 0;
-
-	if (kb && numasched_process_memory(pid, kb, NULL))
-		pages = kb[numasched_machine->nodes[node].id] * 1024 / sysconf(_SC_PAGESIZE);
-	free(kb);
-	return pages;
 }
 
 bool
@@ -589,6 +689,36 @@ numasched_main_segment(char **start, Size *length, Size *page_size)
 	}
 	free(maps);
 	return found && ((PGShmemHeader *) *start)->magic == PGShmemMagic;
+}
+
+/*
+ * A huge-page segment gets the local policy of its own, in the postmaster
+ * before any backend exists (every process inherits it).  Without one, the
+ * policy of the process touching a page first decides where it goes, and
+ * under numasched.memory_policy = bind a node whose huge-page pool is empty
+ * fails the fault with SIGBUS, killing the backend and restarting the whole
+ * cluster: the pages are reserved at start, but not per node.  NUMA
+ * balancing skips huge-page mappings, so an explicit policy costs nothing
+ * there; a 4 kB segment is left alone (an explicit policy would stop NUMA
+ * balancing from moving its pages).
+ */
+void
+numasched_guard_huge_page_segment(void)
+{
+	char	   *start;
+	Size		length,
+				page_size;
+	char		err[NS_ERRLEN];
+
+	if (numasched_machine == NULL || numasched_machine->nnodes < 2 ||
+		!numasched_main_segment(&start, &length, &page_size) ||
+		page_size <= (Size) sysconf(_SC_PAGESIZE))
+		return;
+	if (!ns_local_policy_range(start, length, err, sizeof(err)))
+		ereport(WARNING,
+				(errmsg("numasched could not give the huge-page shared memory segment the local memory policy"),
+				 errdetail_from_core(err),
+				 errhint("With numasched.memory_policy = bind, a backend on a node without free huge pages can crash the server.")));
 }
 
 /*

@@ -273,6 +273,7 @@ numasched_stats(PG_FUNCTION_ARGS)
 	Datum		values[NUMASCHED_NSTATS + 2];
 	bool		nulls[NUMASCHED_NSTATS + 2] = {0};
 	uint64		starts;
+	TimestampTz last_pass;
 
 	InitMaterializedSRF(fcinfo, 0);
 	numasched_require_loaded();
@@ -281,9 +282,10 @@ numasched_stats(PG_FUNCTION_ARGS)
 	/* the scheduler's first start is not a restart */
 	starts = pg_atomic_read_u64(&numasched_state->stats[STAT_SCHEDULER_STARTS]);
 	values[STAT_SCHEDULER_STARTS] = Int64GetDatum(starts > 0 ? (int64) starts - 1 : 0);
+	last_pass = (TimestampTz) pg_atomic_read_u64(&numasched_state->last_pass);
+	values[NUMASCHED_NSTATS] = TimestampTzGetDatum(last_pass);
+	nulls[NUMASCHED_NSTATS] = last_pass == 0;
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
-	values[NUMASCHED_NSTATS] = TimestampTzGetDatum(numasched_state->last_pass);
-	nulls[NUMASCHED_NSTATS] = numasched_state->last_pass == 0;
 	values[NUMASCHED_NSTATS + 1] = TimestampTzGetDatum(numasched_state->stats_reset);
 	LWLockRelease(numasched_state->lock);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -514,7 +516,13 @@ count_shared_pages(void **pages, const int *nodes, const size_t *index, int n,
 
 /*
  * Pages per node of the main shared memory segment: only the resident ones
- * are looked up, and none is faulted in.
+ * are looked up, and none is faulted in.  With huge pages the kernel tells
+ * a process only of the pages in its own page tables (mincore, move_pages
+ * and numa_maps alike walk them): those the postmaster had touched when it
+ * forked this backend and those this backend touched.  A page another
+ * backend faulted in is invisible, and faulting it in here would allocate
+ * the pages nobody has touched yet, on this backend's node: the count is
+ * what this backend sees, and a NOTICE says so.
  */
 Datum
 numasched_shared_memory_pages(PG_FUNCTION_ARGS)
@@ -543,5 +551,10 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 				(errmsg("could not count the pages of the main shared memory segment"),
 				 errdetail_from_core(err)));
 	put_node_rows(rsinfo, count.kb, NULL, page_kb);
+	if (page_size > (Size) sysconf(_SC_PAGESIZE))
+		ereport(NOTICE,
+				(errmsg("with huge pages, only the pages mapped in this backend are counted"),
+				 errdetail("Pages that only other processes have touched are not visible to this one."),
+				 errhint("The huge pages in use per node, by any process, are nr_hugepages minus free_hugepages in /sys/devices/system/node/node*/hugepages/.")));
 	PG_RETURN_VOID();
 }

@@ -74,6 +74,42 @@ $node->reload;
 ok(wait_until(sub { kernel_cpus($pids[0]) eq $postmaster_cpus && kernel_cpus($pids[1]) eq $postmaster_cpus }, 15),
 	'after a reload to one group per node, the scheduler re-binds running backends to the whole node');
 
+# --- a process with older settings never turns the groups back ----------------
+# A backend processes a reload only between statements: within one, it keeps
+# the groups_per_node it had, older than the plan the scheduler rebuilds.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION reload_then_move(target int, to_node int) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_reload_conf();
+	FOR i IN 1 .. 300 LOOP
+		EXIT WHEN (SELECT count(*) FROM numasched_groups) = 2;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+	PERFORM numasched_move(target, to_node);
+	RETURN (SELECT count(*) FROM numasched_groups);
+END $$;
+});
+$node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.groups_per_node = 2');
+is($node->safe_psql('postgres', "SELECT reload_then_move(pg_backend_pid(), $node0)"), 2,
+	'numasched_move from a backend that has not seen the reload keeps the new groups');
+
+# --- a shorter rebalance_interval takes effect at once ----------------------------
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '1h'");
+$node->reload;
+# one pass on the old interval may still come; after it, none for an hour
+my $quiet = wait_until(sub {
+	my $p = $node->safe_psql('postgres', 'SELECT passes FROM numasched_stats');
+	usleep(500_000);
+	return $p == $node->safe_psql('postgres', 'SELECT passes FROM numasched_stats') ? $p : undef;
+}, 20);
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '100ms'");
+$node->reload;
+ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT passes FROM numasched_stats') > $quiet + 2 }, 10),
+	'from 1 h to 100 ms: passes resume within seconds, not after the hour');
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
+$node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.groups_per_node = 1');
+$node->reload;
+
 # --- SIGTERM: the scheduler comes back and keeps working ------------------------
 my $scheduler = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'");

@@ -385,6 +385,10 @@ test_broken_trees(void)
 	write_file("devices/system/node/node99999/cpulist", "\n");
 	fails_with("a node id beyond the supported maximum", "node99999");
 	good_tree();
+	/* one digit more than the limit's, the last read after the check */
+	write_file("devices/system/node/node1024/cpulist", "\n");
+	fails_with("node id 1024, the first beyond the maximum", "node1024");
+	good_tree();
 	write_file("devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "2-3\n");
 	fails_with("an LLC list without the CPU itself", "does not contain CPU 0");
 	good_tree();

@@ -233,6 +233,28 @@ $_->{run}->kill_kill for @busy;
 # (interleaved shared memory: 030_interleave.pl)
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.rebalance_interval');
 
+# --- narrowing numasched.nodes places again what ran on a node it drops ---------------
+{
+	my @s = map { $node->background_psql('postgres') } 1 .. $N;
+	my @p = map { $_->query_safe('SELECT pg_backend_pid()') } @s;
+	my $drop = $nodes[-1];
+	my @kept = grep { $_ != $drop } @nodes;
+	my $victim = $p[0];
+	$node->safe_psql('postgres', "SELECT numasched_move($victim, $drop)");
+	is(node_of_pid($victim), $drop, "a backend runs on node $drop before it is dropped");
+	$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.nodes = '" . join(',', @kept) . "'");
+	$node->reload;
+	my $now = wait_until(sub { my $n = node_of_pid($victim); $n >= 0 && $n != $drop ? $n : undef }, $wait);
+	ok(defined $now, "numasched.nodes without node $drop: its backend is bound to node " . ($now // 'none'));
+	is($node->safe_psql('postgres', "SELECT node || ' ' || cpus FROM numasched_processes WHERE pid = $victim"),
+		($now // '') . ' ' . kernel_cpus($victim), '...and the view says so');
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM numasched_processes WHERE pid IN (' . join(',', @p) . ')'),
+		$N, '...and every backend is still in the books');
+	$_->quit for @s;
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.nodes');
+	$node->reload;
+}
+
 # --- a cpuset that excludes a node is respected --------------------------------------
 my $excluded = $nodes[-1];
 my $allowed = join(',', map { $cpus_of_node{$_} } grep { $_ != $excluded } @nodes);
@@ -246,6 +268,46 @@ is($node->safe_psql('postgres', "SELECT cpu_groups FROM numasched_topology WHERE
 my @landed = map { node_of_pid($_->query_safe('SELECT pg_backend_pid()')) } @sessions;
 ok(!grep({ $_ == $excluded } @landed), "no backend lands on node $excluded (@landed)");
 $_->quit for @sessions;
+
+# --- a pair of settings valid together, whatever order they are checked in -----
+# numasched.groups_per_node is defined (and checked) before numasched.nodes:
+# with every CPU of the first node and one of the last, splitting the first
+# into as many groups as it has CPUs is valid only with numasched.nodes
+my ($first, $last) = ($nodes[0], $nodes[-1]);
+my @first_cpus = expand($cpus_of_node{$first});
+my @last_cpus = expand($cpus_of_node{$last});
+SKIP:
+{
+	skip 'needs two CPUs in the first and the last node', 6 if @first_cpus < 2 || @last_cpus < 2;
+	my $split = scalar @first_cpus;
+	$node->stop;
+	$node->append_conf('postgresql.conf', "numasched.nodes = '$first'\nnumasched.groups_per_node = $split\n");
+	my $log_start = -s $node->logfile;
+	system("taskset -p -c " . join(',', @first_cpus, $last_cpus[0]) . " $$ >/dev/null") == 0
+	  or die 'taskset failed';
+	$node->start;
+	system("taskset -p -c " . join(',', map { $cpus_of_node{$_} } @nodes) . " $$ >/dev/null");
+	is($node->safe_psql('postgres', 'SHOW numasched.groups_per_node'), $split,
+		"numasched.groups_per_node = $split with numasched.nodes = '$first' is taken at server start");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM numasched_groups WHERE node = $first"), $split,
+		"...and node $first is split into $split groups");
+	unlike(substr(slurp_file($node->logfile), $log_start), qr/(WARNING|ERROR):[^\n]*groups_per_node/,
+		'...without a word about it in the log');
+
+	# a pair that does not fit (the last node has one usable CPU here): one
+	# WARNING, from the first process to build the groups, which stay
+	$log_start = -s $node->logfile;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.nodes = '$last'");
+	$node->reload;
+	my $warning = qr/WARNING:  numasched cannot use numasched.groups_per_node = $split with numasched.nodes = '$last', the CPU groups stay as they are: [^\n]+/;
+	ok(wait_until(sub { substr(slurp_file($node->logfile), $log_start) =~ $warning }, $wait),
+		'a pair that does not fit: a WARNING says why');
+	$node->safe_psql('postgres', 'SELECT 1') for 1 .. 3;
+	my @said = substr(slurp_file($node->logfile), $log_start) =~ /($warning)/g;
+	is(scalar @said, 1, "...once, not at every connection ($said[0])");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM numasched_groups WHERE node = $first"), $split,
+		'...and the groups stay as they were');
+}
 
 $node->stop;
 done_testing();

@@ -47,13 +47,21 @@ sub set_conf
 }
 
 # "N0=12 N1=13": pages per node of the segment, as numasched_shared_memory
-# counts them (which also maps every resident page into this backend)
+# counts them (which also maps every resident page into this backend); its
+# NOTICE with huge pages is looked at by what_shared_memory_says
 sub shared_pages
 {
 	my ($session) = @_;
+	$session->query_safe('SET client_min_messages = warning');
 	my %pages = map { split /\|/ } split /\n/,
 	  $session->query_safe('SELECT node, pages FROM numasched_shared_memory ORDER BY node');
 	return %pages;
+}
+
+sub what_shared_memory_says
+{
+	$node->psql('postgres', 'SELECT count(*) FROM numasched_shared_memory', stderr => \my $said);
+	return $said;
 }
 
 # pages per node of the segment's line in a process's numa_maps
@@ -105,6 +113,7 @@ my $s = check_start('4 kB pages, right after start', \@cpu_nodes, 1);
 # what is touched later follows the kernel's interleaving, which agrees
 $s->query_safe("CREATE TABLE filler AS SELECT g, repeat('x', 300) AS pad FROM generate_series(1, 60000) g");
 even_over('4 kB pages, shared buffers filled', \@cpu_nodes, shared_pages($s));
+is(what_shared_memory_says(), '', '4 kB pages: numasched_shared_memory counts every resident page, without a NOTICE');
 my $victim = $s->query_safe('SELECT pg_backend_pid()');
 
 # --- after a crash restart the new segment is interleaved the same way ---------------
@@ -151,6 +160,77 @@ SKIP:
 	my ($line) = grep { /interleave:/ && /huge/ } <$fh>;
 	like($line // '', qr/kernelpagesize_kB=2048/, '2 MB pages: the segment is a huge-page mapping');
 	$h->quit;
+	$node->stop;
+}
+
+# --- huge pages without interleave, under numasched.memory_policy = bind ------------
+# The segment's huge pages are reserved at start, but not per node: a backend
+# bound to a node whose pool is empty got SIGBUS on its first touch of a new
+# shared buffer, and the whole cluster restarted.  The postmaster gives the
+# segment the local policy of its own, which falls back to another node.
+SKIP:
+{
+	skip 'no huge pages reserved', 7 unless slurp_file('/proc/sys/vm/nr_hugepages') > 0;
+	my $last = $cpu_nodes[-1];
+	my $pool = "/sys/devices/system/node/node$last/hugepages/hugepages-2048kB";
+	my $in_use = sub {
+		sum(map { slurp_file("$_/nr_hugepages") - slurp_file("$_/free_hugepages") }
+			  glob('/sys/devices/system/node/node*/hugepages/hugepages-2048kB'));
+	};
+	set_conf("huge_pages = on\nshared_buffers = 128MB\nnumasched.shared_memory = default\nnumasched.memory_policy = bind");
+	unlink($node->logfile);
+	$node->start;
+	my $started = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+	my $s = $node->background_psql('postgres');
+	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	open(my $fh, '<', "/proc/$pid/numa_maps") or die;
+	my ($line) = grep { /huge/ && /file=/ } <$fh>;
+	like($line // '', qr/^[0-9a-f]+ local /, 'huge pages: the segment has the local policy (numa_maps)');
+
+	# what numasched_shared_memory counts with huge pages: the pages mapped
+	# in the calling backend, not those other backends touched since
+	$s->query_safe("CREATE TABLE huge_filler AS SELECT g, repeat('x', 500) AS pad FROM generate_series(1, 30000) g");
+	my $fresh = $node->background_psql('postgres');
+	my $fresh_pid = $fresh->query_safe('SELECT pg_backend_pid()');
+	my %counted = shared_pages($fresh);
+	open($fh, '<', "/proc/$fresh_pid/numa_maps") or die;
+	my ($fresh_line) = grep { /huge/ && /file=/ } <$fh>;
+	my $mapped = sum(0, ($fresh_line // '') =~ /\bN\d+=(\d+)/g);
+	is(sum(0, values %counted), $mapped,
+		"huge pages: numasched_shared_memory counts the pages mapped in the caller ($mapped)");
+	like(what_shared_memory_says(), qr/NOTICE:  with huge pages, only the pages mapped in this backend are counted/,
+		'...and says so');
+	diag('huge pages in use in the machine (nr - free, all nodes): ' . $in_use->()
+		  . "; counted by a backend started after another filled shared buffers: $mapped");
+	$fresh->quit;
+
+	# every free huge page of node $last taken by a process of our own
+	my $free = slurp_file("$pool/free_hugepages") + 0;
+	my ($in, $out) = ('', '');
+	my $eater = IPC::Run::start(
+		[ 'numactl', "--membind=$last", '/usr/bin/python3', '-c',
+		  'import mmap, sys, time; n = int(sys.argv[1]); m = mmap.mmap(-1, n << 21, flags=mmap.MAP_SHARED | 0x40000);'
+		  . ' [m.__setitem__(i << 21, 1) for i in range(n)]; print("taken", flush=True); time.sleep(600)', $free ],
+		\$in, \$out, \$out);
+	ok(wait_until(sub { $eater->pump_nb; $out =~ /taken/ && slurp_file("$pool/free_hugepages") == 0 }, 60),
+		"node $last has no free huge page left ($free taken)") or diag($out);
+
+	# a backend bound to that node under bind fills shared buffers
+	my $t = $node->background_psql('postgres', on_error_stop => 0);
+	my $tpid = $t->query_safe('SELECT pg_backend_pid()');
+	$t->query_safe("SELECT numasched_move($tpid, $last)");
+	my ($res, $ok) = (undef, 0);
+	eval {
+		$t->query_safe("CREATE TABLE bound_filler AS SELECT g, repeat('x', 500) AS pad FROM generate_series(1, 30000) g");
+		$res = $t->query_safe('SELECT count(*) FROM bound_filler');
+		$ok = 1;
+	};
+	is($res, 30000, "a backend bound to node $last under bind fills shared buffers with its pool empty");
+	unlike(slurp_file($node->logfile), qr/terminated by signal/, '...no process was killed by a signal');
+	is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $started, '...and the server did not restart');
+	$eater->kill_kill;
+	$t->quit if $ok;
+	$s->quit;
 	$node->stop;
 }
 
