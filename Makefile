@@ -39,8 +39,16 @@ install: install-plan
 uninstall: uninstall-plan
 
 .PHONY: install-plan uninstall-plan
-install-plan: numasched-plan installdirs
+install-plan: numasched-plan
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) numasched-plan '$(DESTDIR)$(bindir)/numasched-plan'
 
 uninstall-plan:
 	rm -f '$(DESTDIR)$(bindir)/numasched-plan'
+
+# The PGXN distribution: the files git tracks at HEAD, as numasched-VERSION.zip
+DISTVERSION = $(shell sed -n 's/^   "version": "\(.*\)",$$/\1/p' META.json)
+
+.PHONY: dist
+dist:
+	git archive --format zip --prefix=$(EXTENSION)-$(DISTVERSION)/ -o $(EXTENSION)-$(DISTVERSION).zip HEAD

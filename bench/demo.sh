@@ -9,5 +9,5 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bash "$top/test/deps.sh"
+bash "$top/test/deps.sh" bench
 exec /usr/bin/python3 "$top/bench/numabench" demo

