@@ -9,6 +9,7 @@ import json
 import math
 import os
 import shutil
+import re
 import subprocess
 import sys
 import tempfile
@@ -174,8 +175,20 @@ class Configurations(unittest.TestCase):
 
     def test_cli_errors_exit_2(self):
         for argv in (["run", "--workload", "nosuch"], ["frob"], ["run", "--runs", "0"],
-                     ["compare", "/nonexistent.json", "--old", "a", "--new", "b"]):
+                     ["compare", "/nonexistent.json", "--old", "a", "--new", "b"],
+                     ["run", "--pg-config", "/nonexistent/pg_config"]):
             self.assertEqual(nb.main(argv), 2, argv)
+
+    def test_pg_config_without_numasched(self):
+        # a PostgreSQL whose pkglibdir has no numasched.so: refused before any server starts
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "pg_config")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\necho /usr/lib/postgresql/15/bin\necho %s\n" % tmp)
+            os.chmod(fake, 0o755)
+            with self.assertRaisesRegex(nb.UsageError, re.escape(
+                    "numasched is not installed in the PostgreSQL of %s (no %s/numasched.so)" % (fake, tmp))):
+                nb.cmd_run(nb.build_parser().parse_args(["run", "--pg-config", fake, "--out", tmp]))
 
     def test_mixed_weights(self):
         args = nb.workload_files("mixed", 9, 1)
@@ -202,7 +215,7 @@ class WithServers(unittest.TestCase):
     def test_analytic_plans_use_parallel_workers(self):
         workdir = tempfile.mkdtemp(dir=self.tmp)
         os.chmod(workdir, 0o777)
-        c = nb.Cluster("plans", {"shared_preload_libraries": "'numasched'"}, workdir, 54790, nb.pg_bindir())
+        c = nb.Cluster("plans", {"shared_preload_libraries": "'numasched'"}, workdir, 54790, nb.pg_dirs("pg_config")[0])
         try:
             c.initdb()
             c.start()
@@ -219,7 +232,8 @@ class WithServers(unittest.TestCase):
 
     def test_smoke_run_and_compare(self):
         out = os.path.join(self.tmp, "smoke")
-        rc = nb.main(["run", "--config", "a=baseline", "--config", "b=numasched", "--runs", "2",
+        rc = nb.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config",
+                      "--config", "a=baseline", "--config", "b=numasched", "--runs", "2",
                       "--duration", "2", "--scale", "1", "--trim", "--out", out, "--port", "54760"])
         self.assertEqual(rc, 0)
         with open(os.path.join(out, "results.json")) as f:
