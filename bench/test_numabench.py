@@ -204,6 +204,46 @@ class NumaEvidence(unittest.TestCase):
         self.assertEqual(nb.summarise_numa([]), {})
 
 
+class NumaBalancing(unittest.TestCase):
+    def setUp(self):
+        self.saved = nb.NUMA_BALANCING
+        self.dir = tempfile.mkdtemp()
+        nb.NUMA_BALANCING = os.path.join(self.dir, "numa_balancing")
+
+    def tearDown(self):
+        nb.NUMA_BALANCING = self.saved
+        shutil.rmtree(self.dir)
+
+    def test_states(self):
+        self.assertEqual(nb.numa_balancing(), "unavailable")
+        for value, state in (("0", "off"), ("1", "on"), ("2", "on (mode 2)")):
+            with open(nb.NUMA_BALANCING, "w") as f:
+                f.write(value + "\n")
+            self.assertEqual(nb.numa_balancing(), state)
+        self.assertTrue(any("kernel.numa_balancing is on (mode 2)" in n for n in nb.observations()[2]))
+
+    def test_run_refuses_a_kernel_without_it(self):
+        with self.assertRaisesRegex(nb.UsageError, "--numa-balancing: this kernel has no"):
+            nb.cmd_run(nb.build_parser().parse_args(
+                ["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--config", "baseline",
+                 "--numa-balancing", "off", "--out", self.dir]))
+
+
+class Table(unittest.TestCase):
+    def doc(self, tps):
+        runs = [{"tps": t, "latency_avg_ms": 1.0, "p95_ms": 2.0, "p99_ms": 3.0, "run": i + 1}
+                for i, t in enumerate(tps)]
+        return {"workload": "oltp-ro", "scale": 1, "runs": len(tps), "duration_s": 1,
+                "system": {"frequency": "not pinned"}, "paired": [],
+                "results": [{"configuration": "a", "clients": 2, "runs": runs,
+                             "summary": nb.summarise(runs, False)}]}
+
+    def test_unstable_series_warns(self):
+        text = nb.table(self.doc([100.0, 130.0, 90.0]))
+        self.assertIn("WARNING: a with 2 clients is unstable: tps CV 19.", text)
+        self.assertNotIn("WARNING", nb.table(self.doc([100.0, 101.0, 99.5])))
+
+
 class Configurations(unittest.TestCase):
     def test_builtins(self):
         self.assertEqual(nb.parse_config("baseline")[1], {"shared_preload_libraries": "''"})
@@ -225,7 +265,8 @@ class Configurations(unittest.TestCase):
     def test_cli_errors_exit_2(self):
         for argv in (["run", "--workload", "nosuch"], ["frob"], ["run", "--runs", "0"],
                      ["compare", "/nonexistent.json", "--old", "a", "--new", "b"],
-                     ["run", "--pg-config", "/nonexistent/pg_config"]):
+                     ["run", "--pg-config", "/nonexistent/pg_config"], ["run", "--clients", "2,x"],
+                     ["run", "--clients", "0"], ["run", "--warmup", "-1"], ["run", "--pgbench-args", "'-M"]):
             self.assertEqual(nb.main(argv), 2, argv)
 
     def test_pg_config_without_numasched(self):
@@ -281,7 +322,8 @@ class WithServers(unittest.TestCase):
 
     def test_smoke_run_and_compare(self):
         out = os.path.join(self.tmp, "smoke")
-        rc = nb.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config",
+        rc = nb.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "1",
+                      "--pgbench-args", "-M prepared",
                       "--config", "a=baseline", "--config", "b=numasched", "--runs", "2",
                       "--duration", "2", "--scale", "1", "--trim", "--out", out, "--port", "54760"])
         self.assertEqual(rc, 0)
@@ -315,6 +357,12 @@ class WithServers(unittest.TestCase):
                     self.assertNotIn("numasched_stats", r["numa"])
             self.assertIsNotNone(x["summary"]["private_on_own_node_percent"])
         self.assertIn("numa: private pages on their process's node", table)
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["warmup_s"], 1)
+        self.assertEqual(doc["pgbench_args"], "-M prepared")
+        for x in doc["results"]:
+            if x["summary"]["tps_cv"] > nb.UNSTABLE_CV:
+                self.assertIn("WARNING: %s with 2 clients is unstable" % x["configuration"], table)
         self.assertEqual(doc["paired"][0]["a"], "a")
         self.assertEqual(len(doc["paired"][0]["ratios"]), 2)
         for key in nb.OVERVIEW_KEYS:
