@@ -47,6 +47,17 @@ my @configs = (
 my $wanted = $ENV{LOCALITY_CONFIGS} || '^(no numasched|numasched defaults)$';
 @configs = grep { $_->[0] =~ /$wanted/ } @configs;
 
+# the kernel's allocation counters, summed over the nodes
+sub numastat
+{
+	my %sum;
+	for my $file (glob('/sys/devices/system/node/node[0-9]*/numastat'))
+	{
+		$sum{$1} += $2 while slurp_file($file) =~ /^(local_node|other_node) (\d+)$/mg;
+	}
+	return %sum;
+}
+
 my $node = PostgreSQL::Test::Cluster->new('locality');
 $node->init;
 # each run writes its configuration into locality.conf
@@ -87,7 +98,7 @@ sub sample_backends
 	return ($local, $remote, \%where);
 }
 
-my %result;
+my (%result, %pages, %counted);
 for my $run (1 .. $runs)
 {
 	for my $config ($run % 2 ? @configs : reverse @configs)
@@ -102,6 +113,7 @@ for my $run (1 .. $runs)
 		# pgbench runs well past the sampling, which happens $seconds after
 		# its start however long its connections took, and is then stopped
 		my $started = time();
+		my %before = numastat();
 		my $bench = IPC::Run::start(
 			[ 'pgbench', '-n', '-c', $clients, '-j', $clients, '-T', $seconds + 300, '-f', $script,
 			  '-h', $node->host, '-p', $node->port, 'postgres' ],
@@ -113,6 +125,10 @@ for my $run (1 .. $runs)
 			@pids == $clients }, 120) or BAIL_OUT("pgbench did not connect: $err");
 		sleep(max(1, $started + $seconds - time()));
 		my ($local, $remote, $where) = sample_backends(\@pids);
+		my %after = numastat();
+		$counted{$name}{$_} += $after{$_} - $before{$_} for keys %after;
+		$pages{$name}{local} += $local;
+		$pages{$name}{all} += $local + $remote;
 		$bench->kill_kill;
 		$node->stop;
 		die "$name, run $run: no private page of the pgbench backends (@pids) could be read"
@@ -139,6 +155,16 @@ for my $config (@configs)
 	my $shares = $result{ $config->[0] };
 	diag(sprintf("%-38s | %-8s | %4d | %s", $config->[0], $autonuma, scalar @$shares,
 		join(', ', map { sprintf('%.1f%%', $_) } @$shares)));
+}
+
+# the line of issue 13: both measured in this run, pooled over its runs
+if ($pages{'no numasched'} && $pages{'numasched defaults'})
+{
+	my $share = sub { my $p = $pages{ $_[0] }; $p->{all} ? 100 * $p->{local} / $p->{all} : 0 };
+	diag(sprintf('locality: numasched %.1f%% of backend private pages on their node, baseline %.1f%% (AutoNUMA %s)',
+		$share->('numasched defaults'), $share->('no numasched'), $autonuma));
+	diag(sprintf('numastat over the runs: numasched local_node %d other_node %d; baseline local_node %d other_node %d',
+		map { ($counted{$_}{local_node} // 0, $counted{$_}{other_node} // 0) } 'numasched defaults', 'no numasched'));
 }
 
 SKIP:
