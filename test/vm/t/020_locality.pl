@@ -53,7 +53,8 @@ sub numastat
 	my %sum;
 	for my $file (glob('/sys/devices/system/node/node[0-9]*/numastat'))
 	{
-		$sum{$1} += $2 while slurp_file($file) =~ /^(local_node|other_node) (\d+)$/mg;
+		my $text = slurp_file($file);
+		$sum{$1} += $2 while $text =~ /^(local_node|other_node) (\d+)$/mg;
 	}
 	return %sum;
 }
