@@ -407,10 +407,20 @@ less_loaded(uint64_t load_a, int cpus_a, uint64_t load_b, int cpus_b)
 	return load_a * cpus_b < load_b * cpus_a;
 }
 
-/* The least-loaded group of a node, only among groups with room if asked. */
+/* Is group g in the set (NULL: every group)? */
+static inline bool
+in_set(const ns_cpuset *set, int g)
+{
+	return set == NULL || ns_cpuset_test(set, g);
+}
+
+/*
+ * The least-loaded group of a node among "only", and among groups with room
+ * if asked.
+ */
 static int
 least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node,
-				   bool need_room, int except)
+				   bool need_room, int except, const ns_cpuset *only)
 {
 	int			first = plan->node_first_group[node];
 	int			end = first + plan->node_ngroups[node];
@@ -420,7 +430,8 @@ least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node,
 		return -1;
 	for (int g = first; g < end; g++)
 	{
-		if (g == except || (need_room && !ns_group_has_room(plan, loads, g)))
+		if (g == except || !in_set(only, g) ||
+			(need_room && !ns_group_has_room(plan, loads, g)))
 			continue;
 		if (best < 0 || less_loaded(loads->group[g], plan->groups[g].ncpus,
 									loads->group[best], plan->groups[best].ncpus))
@@ -434,7 +445,7 @@ ns_least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node)
 {
 	if (node < 0 || node >= plan->topo->nnodes)
 		return -1;
-	return least_loaded_group(plan, loads, node, false, -1);
+	return least_loaded_group(plan, loads, node, false, -1, NULL);
 }
 
 int
@@ -446,14 +457,27 @@ ns_group_of_cpu(const ns_plan *plan, int cpu)
 	return -1;
 }
 
+/* Does the node have a group in "only"? */
+static bool
+node_has_group_in(const ns_plan *plan, int node, const ns_cpuset *only)
+{
+	int			first = plan->node_first_group[node];
+
+	for (int g = first; g < first + plan->node_ngroups[node]; g++)
+		if (in_set(only, g))
+			return true;
+	return false;
+}
+
+/* The least-loaded node with a group in "only". */
 static int
-least_loaded_node(const ns_plan *plan, const ns_loads *loads)
+least_loaded_node(const ns_plan *plan, const ns_loads *loads, const ns_cpuset *only)
 {
 	int			best = -1;
 
 	for (int n = 0; n < plan->topo->nnodes; n++)
 	{
-		if (plan->node_ngroups[n] == 0)
+		if (plan->node_ngroups[n] == 0 || (only && !node_has_group_in(plan, n, only)))
 			continue;
 		if (best < 0 || less_loaded(loads->node[n], plan->node_ncpus[n],
 									loads->node[best], plan->node_ncpus[best]))
@@ -481,12 +505,14 @@ finish(const ns_plan *plan, int home, int group, ns_placement *result)
 }
 
 /*
- * Everything in reach is full: the group with the least load per CPU,
- * counting the newcomer, weighted by distance from home (work conserving).
+ * Everything in reach is full: the group of "only" with the least load per
+ * CPU, counting the newcomer, weighted by distance from home (work
+ * conserving); within the maximum steal distance if "limited".
  */
 static int
 least_loaded_weighted(const ns_plan *plan, const ns_loads *loads,
-					  const ns_settings *settings, int home)
+					  const ns_settings *settings, int home, const ns_cpuset *only,
+					  bool limited)
 {
 	int			nn = plan->topo->nnodes;
 	int			best = -1;
@@ -499,12 +525,14 @@ least_loaded_weighted(const ns_plan *plan, const ns_loads *loads,
 		int			first = plan->node_first_group[node];
 		uint64_t	distance = ns_distance(plan->topo, home, node);
 
-		if (!within_reach(plan, settings, home, node))
+		if (limited && !within_reach(plan, settings, home, node))
 			break;				/* steal order is sorted by distance */
 		for (int g = first; g < first + plan->node_ngroups[node]; g++)
 		{
 			uint64_t	weighted = ((uint64_t) loads->group[g] + NS_DEFAULT_WEIGHT) * distance;
 
+			if (!in_set(only, g))
+				continue;
 			if (best < 0 || less_loaded(weighted, plan->groups[g].ncpus, best_load, best_cpus))
 			{
 				best = g;
@@ -516,28 +544,66 @@ least_loaded_weighted(const ns_plan *plan, const ns_loads *loads,
 	return best;
 }
 
+/*
+ * A group with room among "only": the home node's least loaded, else the
+ * nearest node's in steal order (or, spreading, from the start-th node of
+ * [home, steal order] on); -1 if none.
+ */
+static int
+group_with_room(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings,
+				int home, int start, const ns_cpuset *only)
+{
+	int			nn = plan->topo->nnodes;
+	int			reach = 1;
+
+	while (reach <= plan->node_nsteal[home] &&
+		   within_reach(plan, settings, home, plan->steal[home * nn + reach - 1]))
+		reach++;
+	for (int k = 0; k < reach; k++)
+	{
+		int			pos = (start + k) % reach;
+		int			node = pos == 0 ? home : plan->steal[home * nn + pos - 1];
+		int			group = least_loaded_group(plan, loads, node, true, -1, only);
+
+		if (group >= 0)
+			return group;
+	}
+	return -1;
+}
+
 void
 ns_place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings,
 		 const ns_request *request, ns_placement *result)
 {
 	int			nn = plan->topo->nnodes;
+	const ns_cpuset *home_groups = request->home_groups;
+	const ns_cpuset *reach_groups = request->reach_groups;
 	int			previous = request->previous_group;
+	int			leader = request->leader_group;
 	int			home;
+	int			start = 0;
 	int			group;
 
-	if (previous >= plan->ngroups)
-		previous = -1;			/* the groups changed since */
+	if (previous >= plan->ngroups || (previous >= 0 && !in_set(home_groups, previous)))
+		previous = -1;			/* the groups changed since, or the class did */
+	if (leader >= plan->ngroups)
+		leader = -1;
 
-	if (request->parallel_worker && request->leader_group >= 0 &&
-		request->leader_group < plan->ngroups)
-		home = plan->groups[request->leader_group].node;
+	if (request->parallel_worker && leader >= 0)
+		home = plan->groups[leader].node;
 	else if (request->home_node >= 0 && request->home_node < nn &&
 			 plan->node_ngroups[request->home_node] > 0)
 		home = request->home_node;
 	else if (previous >= 0)
 		home = plan->groups[previous].node;
 	else
-		home = least_loaded_node(plan, loads);
+		home = least_loaded_node(plan, loads, home_groups);
+	if (home < 0)
+	{
+		/* a class with no group in this plan: no class */
+		home_groups = reach_groups = NULL;
+		home = least_loaded_node(plan, loads, NULL);
+	}
 
 	if (settings->prefer_previous && previous >= 0 &&
 		ns_group_has_room(plan, loads, previous))
@@ -553,58 +619,26 @@ ns_place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings
 		 * order...] in reach, so that the leader's node and the nearest
 		 * nodes share the scan's memory bandwidth.
 		 */
-		int			reach = 1;
-		int			start;
-
-		while (reach <= plan->node_nsteal[home] &&
-			   within_reach(plan, settings, home, plan->steal[home * nn + reach - 1]))
-			reach++;
-		start = (request->worker_number + 1) % reach;
-		for (int k = 0; k < reach; k++)
-		{
-			int			pos = (start + k) % reach;
-			int			node = pos == 0 ? home : plan->steal[home * nn + pos - 1];
-
-			group = least_loaded_group(plan, loads, node, true, -1);
-			if (group >= 0)
-			{
-				finish(plan, home, group, result);
-				return;
-			}
-		}
+		start = request->worker_number + 1;
 	}
-	else
+	else if (request->parallel_worker && leader >= 0 && in_set(home_groups, leader) &&
+			 ns_group_has_room(plan, loads, leader))
 	{
 		/* compact: the leader's group first, its caches are warm for us */
-		if (request->parallel_worker && request->leader_group >= 0 &&
-			request->leader_group < plan->ngroups &&
-			ns_group_has_room(plan, loads, request->leader_group))
-		{
-			finish(plan, home, request->leader_group, result);
-			return;
-		}
-		group = least_loaded_group(plan, loads, home, true, -1);
-		if (group < 0)
-		{
-			for (int k = 0; k < plan->node_nsteal[home]; k++)
-			{
-				int			node = plan->steal[home * nn + k];
-
-				if (!within_reach(plan, settings, home, node))
-					break;
-				group = least_loaded_group(plan, loads, node, true, -1);
-				if (group >= 0)
-					break;
-			}
-		}
-		if (group >= 0)
-		{
-			finish(plan, home, group, result);
-			return;
-		}
+		finish(plan, home, leader, result);
+		return;
 	}
 
-	finish(plan, home, least_loaded_weighted(plan, loads, settings, home), result);
+	/* the class's groups; then, when they are full, the groups it may spill to */
+	group = group_with_room(plan, loads, settings, home, start, home_groups);
+	if (group < 0 && reach_groups != home_groups)
+		group = group_with_room(plan, loads, settings, home, start, reach_groups);
+	/* all full: the least loaded of its own, in steal reach if any is */
+	if (group < 0)
+		group = least_loaded_weighted(plan, loads, settings, home, home_groups, true);
+	if (group < 0)
+		group = least_loaded_weighted(plan, loads, settings, home, home_groups, false);
+	finish(plan, home, group, result);
 }
 
 /* Rebalance --------------------------------------------------------------- */
@@ -664,7 +698,8 @@ pick_process(const rebalance_state *st, const ns_settings *settings,
 		if (procs[p].moved_pass != 0 &&
 			pass - procs[p].moved_pass < (uint32_t) settings->cooldown_passes)
 			continue;
-		if (procs[p].keep_node >= 0 && procs[p].keep_node != dst_node)
+		if ((procs[p].keep_node >= 0 && procs[p].keep_node != dst_node) ||
+			!in_set(procs[p].allowed, dst))
 			continue;
 		if (per_cpu(st, src) - w / src_cpus < per_cpu(st, dst) + w / dst_cpus)
 			continue;
@@ -674,7 +709,11 @@ pick_process(const rebalance_state *st, const ns_settings *settings,
 	return best;
 }
 
-/* Finds one move from src, nearest nodes first; returns the proc or -1. */
+/*
+ * Finds one move from src, nearest nodes first and, on a node, to its least
+ * loaded group that takes one of src's processes (a workload class may keep
+ * them out of the others); returns the proc or -1.
+ */
 static int
 find_move(const rebalance_state *st, const ns_settings *settings,
 		  const ns_proc *procs, uint32_t pass, int src, int *dst_out)
@@ -686,28 +725,32 @@ find_move(const rebalance_state *st, const ns_settings *settings,
 	for (int k = -1; k < plan->node_nsteal[home]; k++)
 	{
 		int			node = k < 0 ? home : plan->steal[home * nn + k];
-		int			dst;
 		int			first = plan->node_first_group[node];
+		int			best = -1;
+		int			best_dst = -1;
 
 		if (!within_reach(plan, settings, home, node))
 			break;
-		dst = -1;
-		for (int g = first; g < first + plan->node_ngroups[node]; g++)
+		for (int dst = first; dst < first + plan->node_ngroups[node]; dst++)
 		{
-			if (g != src && (dst < 0 || less_loaded(st->load[g], plan->groups[g].ncpus,
-													st->load[dst], plan->groups[dst].ncpus)))
-				dst = g;
-		}
-		if (dst < 0 || (per_cpu(st, src) - per_cpu(st, dst)) * 100 <= settings->imbalance_threshold)
-			continue;
-		{
-			int			p = pick_process(st, settings, procs, pass, src, dst);
+			int			p;
 
+			if (dst == src ||
+				(per_cpu(st, src) - per_cpu(st, dst)) * 100 <= settings->imbalance_threshold ||
+				(best_dst >= 0 && !less_loaded(st->load[dst], plan->groups[dst].ncpus,
+											   st->load[best_dst], plan->groups[best_dst].ncpus)))
+				continue;
+			p = pick_process(st, settings, procs, pass, src, dst);
 			if (p >= 0)
 			{
-				*dst_out = dst;
-				return p;
+				best = p;
+				best_dst = dst;
 			}
+		}
+		if (best >= 0)
+		{
+			*dst_out = best_dst;
+			return best;
 		}
 	}
 	return -1;

@@ -95,6 +95,14 @@ typedef struct ns_request
 	int			previous_group; /* -1: none */
 	int			leader_group;	/* parallel workers: the leader's group */
 	int			worker_number;	/* parallel workers: 0, 1, ... */
+
+	/*
+	 * A workload class, as sets of group ids (NULL: every group): the groups
+	 * it is placed in while one has room, and the groups it may spill to
+	 * when none has (a superset of home_groups; equal to it: never spills).
+	 */
+	const ns_cpuset *home_groups;
+	const ns_cpuset *reach_groups;
 } ns_request;
 
 typedef struct ns_placement
@@ -123,6 +131,7 @@ typedef struct ns_proc
 	uint32_t	weight;			/* measured recent CPU use, NS_CPU_LOAD units */
 	uint32_t	moved_pass;		/* pass of its last move; 0: never moved */
 	int			keep_node;		/* -1, or a node index it must stay on */
+	const ns_cpuset *allowed;	/* groups it may be moved to; NULL: any */
 } ns_proc;
 
 typedef struct ns_move

@@ -101,7 +101,7 @@ plan_bench_main(int argc, char **argv)
 	/* fill: place every process through the policy, then "measure" */
 	for (int i = 0; i < nprocs; i++)
 	{
-		ns_request	req = {false, -1, -1, -1, 0};
+		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL};
 		ns_placement where;
 
 		ns_place(env.plan, &loads, &env.settings, &req, &where);
@@ -109,6 +109,7 @@ plan_bench_main(int argc, char **argv)
 		procs[i].group = where.group;
 		procs[i].moved_pass = 0;
 		procs[i].keep_node = -1;
+		procs[i].allowed = NULL;
 	}
 	ns_loads_reset(env.plan, &loads);
 	for (int i = 0; i < nprocs; i++)

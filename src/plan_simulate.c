@@ -284,7 +284,7 @@ place_backend(sim_state *st, uint32_t weight)
 
 	if (st->policy == POLICY_NUMASCHED)
 	{
-		ns_request	req = {false, -1, -1, -1, 0};
+		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL};
 		ns_placement where;
 
 		ns_place(st->plan, &st->counted, st->settings, &req, &where);
@@ -343,7 +343,7 @@ place_worker(sim_state *st, int leader_group, int number)
 
 	if (st->policy == POLICY_NUMASCHED)
 	{
-		ns_request	req = {true, -1, -1, leader_group, number};
+		ns_request	req = {true, -1, -1, leader_group, number, NULL, NULL};
 		ns_placement where;
 
 		ns_place(plan, &st->counted, st->settings, &req, &where);
@@ -389,6 +389,7 @@ measure_and_rebalance(sim_state *st, uint32_t pass)
 		procs[n].weight = p->weight;
 		procs[n].moved_pass = p->moved_pass;
 		procs[n].keep_node = p->keep_node;
+		procs[n].allowed = NULL;
 		index[n++] = i;
 	}
 	nmoves = st->policy != POLICY_NUMASCHED ? 0 :

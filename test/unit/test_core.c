@@ -442,7 +442,7 @@ static int
 place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings,
 	  bool worker, int home, int previous, int leader, int number, ns_placement *where)
 {
-	ns_request	req = {worker, home, previous, leader, number};
+	ns_request	req = {worker, home, previous, leader, number, NULL, NULL};
 
 	ns_place(plan, loads, settings, &req, where);
 	return where->group;
@@ -556,6 +556,90 @@ test_placement(void)
 	ns_topology_free(topo);
 }
 
+/* ---- workload classes ---------------------------------------------------- */
+
+static int
+place_in(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings,
+		 bool worker, int leader, const ns_cpuset *home, const ns_cpuset *reach)
+{
+	ns_request	req = {worker, -1, -1, leader, 0, home, reach};
+	ns_placement where;
+
+	ns_place(plan, loads, settings, &req, &where);
+	return where.group;
+}
+
+static void
+test_classes(void)
+{
+	ns_topology *topo = load("epyc-nps4", NULL);
+	ns_plan    *plan = plan_of(topo, 0);	/* groups 2n, 2n+1 on node n */
+	ns_loads	loads;
+	ns_settings s;
+	ns_cpuset	home,
+				reach,
+				nowhere,
+				allowed;
+	ns_proc		procs[4];
+	ns_move		moves[8];
+	int			n;
+	bool		outside = false;
+
+	ns_settings_default(&s);
+	ns_loads_alloc(plan, &loads);
+	ns_cpuset_zero(&home);
+	ns_cpuset_set(&home, 4);
+	ns_cpuset_set(&home, 5);
+	reach = home;
+	ns_cpuset_set(&reach, 6);
+	ns_cpuset_set(&reach, 7);
+	ns_cpuset_zero(&nowhere);
+	ns_cpuset_set(&nowhere, 99);
+
+	is_int(place_in(plan, &loads, &s, false, -1, &home, &reach), 4,
+		   "class: an idle machine places a session in its class's first group");
+	ns_loads_add(plan, &loads, 4, 3000);
+	is_int(place_in(plan, &loads, &s, false, -1, &home, &reach), 5,
+		   "class: then in its least loaded group");
+	is_int(place_in(plan, &loads, &s, false, -1, NULL, NULL), 0,
+		   "class: a session without a class is placed as before");
+	fill_node(plan, &loads, 2);
+	is_int(place_in(plan, &loads, &s, false, -1, &home, &reach), 6,
+		   "class: its groups full, spill = nearest takes the nearest group it may spill to");
+	is_int(place_in(plan, &loads, &s, false, -1, &home, &home), 4,
+		   "class: spill = never stays in its groups however loaded");
+	is_int(place_in(plan, &loads, &s, true, 0, &home, &home), 4,
+		   "class: a worker whose leader runs outside its class stays in the class");
+	ns_loads_reset(plan, &loads);
+	is_int(place_in(plan, &loads, &s, true, 4, &home, &home), 4,
+		   "class: a worker joins its leader's group when it is in the class");
+	is_int(place_in(plan, &loads, &s, false, -1, &nowhere, &nowhere), 0,
+		   "class: a class with no group in the plan places as if it had none");
+
+	/* group 4 overloaded; its processes may go to group 6 only, not to 5 */
+	ns_cpuset_zero(&allowed);
+	ns_cpuset_set(&allowed, 4);
+	ns_cpuset_set(&allowed, 6);
+	for (int i = 0; i < 4; i++)
+		procs[i] = (ns_proc) {4, 8000, 0, -1, &allowed};
+	n = ns_rebalance(plan, &s, procs, 4, 1, moves, 8);
+	for (int m = 0; m < n; m++)
+		outside |= moves[m].to_group != 6;
+	tap_ok(n > 0 && !outside, "class: the rebalancer moves a class's processes only into its groups");
+	for (int i = 0; i < 4; i++)
+		procs[i] = (ns_proc) {4, 8000, 0, -1, &home};
+	n = ns_rebalance(plan, &s, procs, 4, 1, moves, 8);
+	is_int(n, 2, "class: inside the class, the idle group of the same node takes two of four");
+	is_int(moves[0].to_group == 5 && moves[1].to_group == 5, 1, "class: ...group 5 both");
+	for (int i = 0; i < 4; i++)
+		procs[i] = (ns_proc) {4, 8000, 0, -1, NULL};
+	n = ns_rebalance(plan, &s, procs, 4, 1, moves, 8);
+	is_int(n > 0 ? moves[0].to_group : -1, 5, "class: without one, the same node's idle group first as before");
+	ns_loads_free(&loads);
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+}
+
 /* ---- rebalance ----------------------------------------------------------- */
 
 static void
@@ -569,27 +653,27 @@ test_rebalance(void)
 	int			n;
 
 	ns_settings_default(&s);
-	procs[0] = (ns_proc) {0, 1000, 0, -1};
-	procs[1] = (ns_proc) {0, 1000, 0, -1};
+	procs[0] = (ns_proc) {0, 1000, 0, -1, NULL};
+	procs[1] = (ns_proc) {0, 1000, 0, -1, NULL};
 	n = ns_rebalance(plan, &s, procs, 2, 1, moves, 16);
 	is_int(n, 1, "rebalance: two busy processes in one group, one moves");
 	is_int(moves[0].to_group, 1, "rebalance: ...to the idle group");
 	is_int(procs[moves[0].proc].group, 1, "rebalance: ...and the proc says so");
 	is_int(ns_rebalance(plan, &s, procs, 2, 2, moves, 16), 0, "rebalance: balanced now, nothing moves");
 
-	procs[0] = (ns_proc) {0, 1000, 0, -1};
+	procs[0] = (ns_proc) {0, 1000, 0, -1, NULL};
 	n = ns_rebalance(plan, &s, procs, 1, 3, moves, 16);
 	is_int(n, 0, "hysteresis: a move that only turns the imbalance around is not made");
 
-	procs[0] = (ns_proc) {0, 1000, 1, -1};
-	procs[1] = (ns_proc) {0, 1000, 1, -1};
-	procs[2] = (ns_proc) {0, 1000, 1, -1};
+	procs[0] = (ns_proc) {0, 1000, 1, -1, NULL};
+	procs[1] = (ns_proc) {0, 1000, 1, -1, NULL};
+	procs[2] = (ns_proc) {0, 1000, 1, -1, NULL};
 	is_int(ns_rebalance(plan, &s, procs, 3, 3, moves, 16), 0,
 		   "hysteresis: processes moved two passes ago stay put");
 	is_int(ns_rebalance(plan, &s, procs, 3, 6, moves, 16), 1,
 		   "hysteresis: after the cooldown one moves (three in two groups)");
-	procs[0] = (ns_proc) {0, 30, 0, -1};
-	procs[1] = (ns_proc) {0, 100, 0, -1};
+	procs[0] = (ns_proc) {0, 30, 0, -1, NULL};
+	procs[1] = (ns_proc) {0, 100, 0, -1, NULL};
 	is_int(ns_rebalance(plan, &s, procs, 2, 1, moves, 16), 0,
 		   "threshold: idle sessions are below the imbalance threshold");
 	ns_plan_free(plan);
@@ -598,7 +682,7 @@ test_rebalance(void)
 	topo = load("epyc-nps4", NULL);
 	plan = plan_of(topo, 1);	/* one group of 32 CPUs per node */
 	for (int i = 0; i < 64; i++)
-		procs[i] = (ns_proc) {i < 40 ? 0 : 1, 1000, 0, -1};
+		procs[i] = (ns_proc) {i < 40 ? 0 : 1, 1000, 0, -1, NULL};
 	/* node 0: 40 busy on 32 CPUs; node 1: 24 busy; node 2 and the rest idle */
 	n = ns_rebalance(plan, &s, procs, 64, 1, moves, 16);
 	is_int(n, 8, "distance order: the pass is bounded by max_moves");
@@ -622,7 +706,7 @@ test_rebalance(void)
 		is_int(other, 0, "distance order: nothing goes to the far socket");
 	}
 	for (int i = 0; i < 64; i++)
-		procs[i] = (ns_proc) {i < 40 ? 0 : 1, 1000, 0, -1};
+		procs[i] = (ns_proc) {i < 40 ? 0 : 1, 1000, 0, -1, NULL};
 	s.max_steal_distance = 11;
 	n = ns_rebalance(plan, &s, procs, 64, 1, moves, 16);
 	tap_ok(n > 0, "max distance 11: moves still happen to node 1");
@@ -635,7 +719,7 @@ test_rebalance(void)
 	}
 	s.max_steal_distance = 0;
 	for (int i = 0; i < 64; i++)
-		procs[i] = (ns_proc) {0, 1000, 0, 0};
+		procs[i] = (ns_proc) {0, 1000, 0, 0, NULL};
 	is_int(ns_rebalance(plan, &s, procs, 64, 1, moves, 16), 0,
 		   "keep_node: workers bound to their leader's node are not moved off it");
 	ns_plan_free(plan);
@@ -692,6 +776,7 @@ main(int argc, char **argv)
 	test_broken_trees();
 	test_placement();
 	test_rebalance();
+	test_classes();
 	test_numa_maps();
 	return tap_done();
 }
