@@ -15,7 +15,7 @@ SHLIB_LINK += -lnuma
 
 # pg_regress on a temporary instance with numasched preloaded (tmp_check is
 # the TAP tests' directory, which prove_installcheck wipes)
-REGRESS = settings views
+REGRESS = settings views classes
 REGRESS_OPTS = --temp-instance=./tmp_regress --temp-config=test/regress.conf
 
 # TAP tests (PostgreSQL::Test::Cluster), run by "make installcheck" too

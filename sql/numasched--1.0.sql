@@ -49,12 +49,31 @@ CREATE FUNCTION numasched_processes(
     OUT cpus text,
     OUT bound boolean,
     OUT placed_at timestamptz,
-    OUT moves bigint)
+    OUT moves bigint,
+    OUT class_groups text,
+    OUT spill text,
+    OUT load double precision)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'numasched_processes'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 CREATE VIEW numasched_processes AS SELECT * FROM numasched_processes();
+
+-- Workload classes at a glance: per role and database (a parallel worker
+-- counts as its leader's), where their processes run and the CPU they used.
+CREATE VIEW numasched_workloads AS
+SELECT a.usename AS role,
+       a.datname AS database,
+       p.class_groups,
+       p.spill,
+       p.node,
+       p.cpu_group,
+       count(*) AS processes,
+       count(*) FILTER (WHERE p.backend_type = 'parallel worker') AS parallel_workers,
+       sum(p.load) AS load
+  FROM numasched_processes p
+  LEFT JOIN pg_stat_activity a ON a.pid = p.pid
+ GROUP BY 1, 2, 3, 4, 5, 6;
 
 CREATE FUNCTION numasched_stats(
     OUT placements bigint,
@@ -133,7 +152,7 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 REVOKE ALL ON FUNCTION numasched_reset_stats() FROM PUBLIC;
 
 GRANT SELECT ON numasched_topology, numasched_distances, numasched_groups,
-    numasched_processes, numasched_locality, numasched_stats TO PUBLIC;
+    numasched_processes, numasched_workloads, numasched_locality, numasched_stats TO PUBLIC;
 
 -- Like pg_shmem_allocations_numa: a call looks up every resident page of the
 -- segment and maps it into the caller, so only for pg_read_all_stats.

@@ -7,8 +7,8 @@ SELECT extname, extversion FROM pg_extension WHERE extname = 'numasched';
 SELECT name, setting, unit, context, vartype, min_val, max_val, enumvals
   FROM pg_settings WHERE name LIKE 'numasched.%' ORDER BY name;
 
--- reloadable settings are set in the configuration, not per session
-SET numasched.enabled = off;
+-- what shapes the groups is set in the configuration, not per session
+SET numasched.groups_per_node = 2;
 -- the prefix is reserved: a typo is an error, not a silent placeholder
 SET numasched.groups_pre_node = 2;
 

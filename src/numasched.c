@@ -3,12 +3,14 @@
  *
  * Reads the machine and defines the settings (settings.c), asks for shared
  * memory, and places processes (state.c) from PostgreSQL's hooks: a client
- * backend once it has authenticated, a parallel worker when it starts its
- * part of a query.
+ * backend at the end of its start-up, a parallel worker when it starts its
+ * part of a query.  A client backend whose class settings change (SET,
+ * RESET, a reload) moves at its next statement.
  */
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "access/xact.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "libpq/auth.h"
@@ -17,6 +19,7 @@
 #include "replication/walsender.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "tcop/utility.h"
 
 #include "numasched.h"
 
@@ -28,6 +31,11 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ClientAuthentication_hook_type prev_client_authentication_hook = NULL;
 static ExecutorStart_hook_type prev_executor_start_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
+
+/* a client backend (not a WAL sender), and whether it waits to be placed */
+static bool client_backend = false;
+static bool placement_pending = false;
 
 static void
 numasched_shmem_request(void)
@@ -54,14 +62,57 @@ numasched_shmem_startup(void)
 		numasched_guard_huge_page_segment();
 }
 
-/* A client backend is placed once it has authenticated. */
+/*
+ * Places a client backend waiting for it, or moves one whose class settings
+ * changed.
+ */
+static void
+place_client_backend(void)
+{
+	if (placement_pending)
+	{
+		placement_pending = false;
+		numasched_place(MyProc, NUMASCHED_BACKEND, NULL);
+	}
+	else if (numasched_class_changed)
+		numasched_reclass();
+}
+
+/*
+ * The end of the transaction InitPostgres runs authentication and the
+ * per-role and per-database settings in (ALTER ROLE/DATABASE ... SET,
+ * applied after authentication): the first moment the session's class is
+ * known, before it reads its first query.
+ */
+static void
+numasched_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT && placement_pending)
+		place_client_backend();
+}
+
+/*
+ * A client backend is placed once its settings are complete: not here, where
+ * the per-role and per-database settings are not applied yet, but when the
+ * start-up transaction commits (or at its first statement, whichever comes
+ * first).
+ */
 static void
 numasched_client_authentication(Port *port, int status)
 {
+	static bool callback_registered = false;
+
 	if (prev_client_authentication_hook)
 		prev_client_authentication_hook(port, status);
-	if (status == STATUS_OK && !am_walsender)
-		numasched_place(MyProc, NUMASCHED_BACKEND, NULL);
+	if (status != STATUS_OK || am_walsender || numasched_state == NULL)
+		return;
+	client_backend = true;
+	placement_pending = true;
+	if (!callback_registered)
+	{
+		RegisterXactCallback(numasched_xact_callback, NULL);
+		callback_registered = true;
+	}
 }
 
 /*
@@ -82,12 +133,38 @@ numasched_executor_start(QueryDesc *queryDesc, int eflags)
 			worker_placed = true;
 			numasched_place(MyProc, NUMASCHED_PARALLEL_WORKER, MyProc->lockGroupLeader);
 		}
+		if (client_backend)
+			place_client_backend();
 		numasched_follow_slot();
 	}
 	if (prev_executor_start_hook)
 		prev_executor_start_hook(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/*
+ * Utility statements too: a SET of the class moves the session as soon as it
+ * is done, and a session running only utility statements is placed.
+ */
+static void
+numasched_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+						  ProcessUtilityContext context, ParamListInfo params,
+						  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (client_backend)
+		place_client_backend();
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+								  queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+	if (client_backend && numasched_class_changed)
+	{
+		place_client_backend();
+		numasched_follow_slot();
+	}
 }
 
 static void
@@ -127,5 +204,7 @@ _PG_init(void)
 	ClientAuthentication_hook = numasched_client_authentication;
 	prev_executor_start_hook = ExecutorStart_hook;
 	ExecutorStart_hook = numasched_executor_start;
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = numasched_process_utility;
 	register_scheduler();
 }

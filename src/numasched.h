@@ -26,6 +26,24 @@ typedef enum numasched_kind
 	NUMASCHED_PARALLEL_WORKER
 } numasched_kind;
 
+/*
+ * A workload class: the values of numasched.nodes, numasched.cpu_groups and
+ * numasched.spill its sessions were placed with, and what they mean in the
+ * groups in force.  The scheduler cannot read another process's settings, so
+ * the constraints live here, shared by the slots that name the class.
+ */
+#define NUMASCHED_MAX_CLASSES 64
+
+typedef struct numasched_class
+{
+	int			refs;			/* slots in it; 0: free */
+	bool		spill_never;
+	char		nodes[NUMASCHED_NODES_LEN];
+	char		cpu_groups[NUMASCHED_GROUPS_LEN];
+	ns_cpuset	home;			/* the groups it is placed in */
+	ns_cpuset	reach;			/* and those it may spill to */
+} numasched_class;
+
 typedef struct numasched_slot
 {
 	pid_t		pid;			/* 0: free */
@@ -33,6 +51,8 @@ typedef struct numasched_slot
 	uint8		kind;			/* numasched_kind */
 	bool		bound;			/* CPU affinity applied */
 	bool		self_placed;	/* gives its slot back itself on exit */
+	bool		keep_node;		/* a compact parallel worker: stays on its node */
+	int16		class_id;		/* its workload class; -1: none */
 	int			node;			/* node index in the topology */
 	int			group;			/* group of the shared plan; -1: none */
 	uint32		weight;			/* counted load, NS_CPU_LOAD units */
@@ -67,11 +87,9 @@ typedef struct numasched_shared
 	/* the settings the shared plan was built from */
 	bool		configured;
 	int			groups_per_node;
-	char		nodes[NUMASCHED_NODES_LEN];
 	TimestampTz settings_loaded_at; /* PgReloadTime of the process that built it */
 	/* a pair of settings that does not fit the machine, not tried again */
 	int			failed_groups_per_node; /* -1: none */
-	char		failed_nodes[NUMASCHED_NODES_LEN];
 	uint32		generation;		/* bumped whenever the groups change */
 	int			ngroups;
 	/* capacities of the arrays that follow the struct */
@@ -87,6 +105,7 @@ typedef struct numasched_shared
 /* state (state.c) */
 extern numasched_shared *numasched_state;
 extern numasched_slot *numasched_slots;
+extern numasched_class *numasched_classes;
 
 extern Size numasched_shmem_size(void);
 
@@ -112,6 +131,19 @@ extern void numasched_release(void);
 
 /* Places "proc" (MyProc, or another process); false when nothing was done. */
 extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
+
+/*
+ * Moves this process into the workload class of its settings now, or places
+ * it (a backend whose placement waited for its per-role settings), or lets
+ * it go (numasched.enabled turned off).
+ */
+extern void numasched_reclass(void);
+
+/*
+ * The groups a slot's class may use, for the rebalancer; NULL: any.  Lock
+ * held.
+ */
+extern const ns_cpuset *numasched_slot_reach(const numasched_slot *slot);
 
 /* Adopts the memory policy of the node the slot now names (after a move). */
 extern void numasched_follow_slot(void);

@@ -14,8 +14,9 @@
  * Parallel workers of CREATE INDEX and VACUUM never enter the executor, so
  * they cannot place themselves: every 100 ms the scheduler finds them through
  * the lock group and places them from outside, and forgets their slots once
- * they are gone.  On SIGHUP a new groups_per_node or nodes regroups, and
- * every placed process is re-bound to its new group.  After SIGTERM or a
+ * they are gone.  On SIGHUP a new groups_per_node regroups, and every
+ * placed process is re-bound to its new group.  A process is never moved
+ * out of the groups of its workload class, kept in its slot.  After SIGTERM or a
  * crash the postmaster starts it again within bgw_restart_time.
  */
 #include "postgres.h"
@@ -407,8 +408,9 @@ rebalance_pass(void)
 		procs[nprocs].weight = slot->weight;
 		procs[nprocs].moved_pass = slot->moved_pass;
 		/* under compact, a parallel worker stays on its leader's node */
-		procs[nprocs].keep_node = slot->kind == NUMASCHED_PARALLEL_WORKER &&
-			numasched_parallel_placement == NS_PARALLEL_COMPACT ? slot->node : -1;
+		procs[nprocs].keep_node = slot->keep_node ? slot->node : -1;
+		/* and nobody leaves the groups of its class */
+		procs[nprocs].allowed = numasched_slot_reach(slot);
 		proc_slot[nprocs++] = i;
 	}
 	nmoves = ns_rebalance(plan, &settings, procs, nprocs, numasched_state->pass,

@@ -29,6 +29,12 @@ static const struct config_enum_entry memory_policy_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry spill_options[] = {
+	{"nearest", SPILL_NEAREST, false},
+	{"never", SPILL_NEVER, false},
+	{NULL, 0, false}
+};
+
 static const struct config_enum_entry shared_memory_options[] = {
 	{"default", SHARED_MEMORY_DEFAULT, false},
 	{"interleave", SHARED_MEMORY_INTERLEAVE, false},
@@ -39,7 +45,6 @@ static const struct config_enum_entry shared_memory_options[] = {
 bool		numasched_enabled = true;
 int			numasched_groups_per_node = 0;
 int			numasched_parallel_placement = NS_PARALLEL_COMPACT;
-bool		numasched_prefer_previous = true;
 int			numasched_max_steal_distance = 0;
 int			numasched_memory_policy = NS_MEMORY_LOCAL;
 int			numasched_shared_memory = SHARED_MEMORY_DEFAULT;
@@ -48,6 +53,9 @@ int			numasched_imbalance_threshold = 25;
 bool		numasched_migrate_memory = true;
 bool		numasched_copy_inherited_pages = true;
 char	   *numasched_nodes = NULL;
+char	   *numasched_cpu_groups = NULL;
+int			numasched_spill = SPILL_NEAREST;
+bool		numasched_class_changed = false;
 char	   *numasched_interleave_nodes_list = NULL;
 bool		numasched_log_placements = false;
 
@@ -85,29 +93,58 @@ plan_builds(int groups_per_node, const char *nodes_text, char *err, size_t errle
 }
 
 /*
- * Each hook checks its own value alone, never against another setting: at
- * server start and at a reload PostgreSQL sets them one by one, in an order
- * of its own.  Whether numasched.groups_per_node and numasched.nodes fit
- * together is known when the groups are built (state.c), with one WARNING.
- * Alone, a number of groups is valid if some node can be split that way.
+ * Can a session with these numasched.nodes and numasched.cpu_groups be
+ * placed in the groups of numasched.groups_per_node (the server-wide
+ * setting; one group per last-level cache if it does not fit)?  If not,
+ * "err" says why.
+ */
+static bool
+class_fits(const char *nodes_text, const char *groups_text, char *err, size_t errlen)
+{
+	ns_cpuset	nodes,
+				groups;
+	ns_plan    *plan;
+	int			g;
+	bool		on_nodes = false;
+
+	if (numasched_machine == NULL || groups_text[0] == '\0' ||
+		!ns_cpuset_parse(groups_text, strlen(groups_text), NS_MAX_CPUS, &groups, err, errlen) ||
+		(nodes_text[0] &&
+		 !ns_cpuset_parse(nodes_text, strlen(nodes_text), NS_MAX_NODES, &nodes, err, errlen)))
+		return true;
+	plan = ns_plan_build(numasched_machine, numasched_groups_per_node, NULL, err, errlen);
+	if (plan == NULL && (plan = ns_plan_build(numasched_machine, 0, NULL, err, errlen)) == NULL)
+		return true;
+	NS_CPUSET_FOREACH(g, &groups)
+	{
+		if (g >= plan->ngroups)
+		{
+			snprintf(err, errlen, "CPU group %d does not exist (the view numasched_groups lists them)", g);
+			ns_plan_free(plan);
+			return false;
+		}
+		on_nodes |= nodes_text[0] == '\0' ||
+			ns_cpuset_test(&nodes, numasched_machine->nodes[plan->groups[g].node].id);
+	}
+	ns_plan_free(plan);
+	if (!on_nodes)
+		snprintf(err, errlen, "none of the CPU groups %s is on numasched.nodes (%s)", groups_text, nodes_text);
+	return on_nodes;
+}
+
+/*
+ * The groups cover every node with usable CPUs (numasched.nodes is a
+ * session's, not the groups'): a number of groups is valid if every such
+ * node can be split that way.
  */
 static bool
 check_groups_per_node(int *newval, void **extra, GucSource source)
 {
 	char		err[NS_ERRLEN];
-	char		node[16];
 
-	if (numasched_machine == NULL || *newval == 0)
+	if (plan_builds(*newval, "", err, sizeof(err)))
 		return true;
-	for (int n = 0; n < numasched_machine->nnodes; n++)
-	{
-		if (!numasched_machine->nodes[n].has_cpus)
-			continue;
-		snprintf(node, sizeof(node), "%d", numasched_machine->nodes[n].id);
-		if (plan_builds(*newval, node, err, sizeof(err)))
-			return true;
-	}
-	GUC_check_errdetail("No node has %d usable CPUs to split into that many CPU groups.", *newval);
+	check_detail_from_core(err);
 	return false;
 }
 
@@ -147,7 +184,71 @@ check_nodes(char **newval, void **extra, GucSource source)
 		check_detail_from_core(err);
 		return false;
 	}
+	/* a SET in a session: the session's CPU groups must be on them */
+	if (source >= PGC_S_INTERACTIVE &&
+		!class_fits(text, numasched_cpu_groups ? numasched_cpu_groups : "", err, sizeof(err)))
+	{
+		check_detail_from_core(err);
+		return false;
+	}
 	return true;
+}
+
+/*
+ * A list of CPU group ids, of the groups numasched.groups_per_node makes now.
+ * Checked when set in a session, with ALTER ROLE/DATABASE SET, and when a
+ * role's or database's value is applied at login (where PostgreSQL turns a
+ * refusal into a WARNING and keeps the server-wide value), not when read
+ * from the configuration file: a reload that also changes groups_per_node
+ * may check it before the new groups exist.  Whether the groups are on the
+ * session's nodes is checked for a SET only: elsewhere the nodes the
+ * session will have are not known yet.
+ */
+static bool
+check_cpu_groups(char **newval, void **extra, GucSource source)
+{
+	ns_cpuset	groups;
+	char		err[NS_ERRLEN];
+	const char *text = *newval ? *newval : "";
+
+	if (strlen(text) >= NUMASCHED_GROUPS_LEN)
+	{
+		GUC_check_errdetail("numasched.cpu_groups must be shorter than %d characters.", NUMASCHED_GROUPS_LEN);
+		return false;
+	}
+	if (!ns_cpuset_parse(text, strlen(text), NS_MAX_CPUS, &groups, err, sizeof(err)))
+	{
+		GUC_check_errdetail("numasched.cpu_groups must be empty (every group of numasched.nodes) or a list of CPU group ids like \"0-1,3\": %s.",
+							err);
+		return false;
+	}
+	if (source == PGC_S_FILE || source == PGC_S_DEFAULT)
+		return true;
+	if (!class_fits(source >= PGC_S_INTERACTIVE && numasched_nodes ? numasched_nodes : "",
+					text, err, sizeof(err)))
+	{
+		check_detail_from_core(err);
+		return false;
+	}
+	return true;
+}
+
+static void
+assign_class_setting(const char *newval, void *extra)
+{
+	numasched_class_changed = true;
+}
+
+static void
+assign_class_enum(int newval, void *extra)
+{
+	numasched_class_changed = true;
+}
+
+static void
+assign_class_bool(bool newval, void *extra)
+{
+	numasched_class_changed = true;
 }
 
 /* Nodes whose memory we may use and that have some. */
@@ -205,10 +306,15 @@ numasched_load_machine(void)
 void
 numasched_define_settings(void)
 {
+	/*
+	 * A workload class (enabled, parallel_placement, nodes, cpu_groups,
+	 * spill) can be set per role and database and in a session; what shapes
+	 * the groups and the scheduler stays server-wide.
+	 */
 	DefineCustomBoolVariable("numasched.enabled",
 							 "Places new backends and parallel workers on NUMA nodes and CPU groups.",
 							 NULL, &numasched_enabled, true,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+							 PGC_SUSET, 0, NULL, assign_class_bool, NULL);
 
 	DefineCustomIntVariable("numasched.groups_per_node",
 							"Number of CPU groups each NUMA node is split into; 0 means one per last-level cache, else one per node.",
@@ -219,12 +325,7 @@ numasched_define_settings(void)
 							 "Where parallel workers go: compact fills their leader's node first, spread spreads them over the nearest nodes.",
 							 NULL, &numasched_parallel_placement, NS_PARALLEL_COMPACT,
 							 parallel_placement_options,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("numasched.prefer_previous",
-							 "Keeps a process in its previous CPU group while that group has room.",
-							 NULL, &numasched_prefer_previous, true,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("numasched.max_steal_distance",
 							"Largest SLIT distance a process may be placed or moved away from its home node; 0 means no limit.",
@@ -258,9 +359,19 @@ numasched_define_settings(void)
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomStringVariable("numasched.nodes",
-							   "NUMA nodes numasched may use, as a list like \"0-1,3\"; empty means all nodes.",
+							   "NUMA nodes a session may run on, as a list like \"0-1,3\"; empty means all nodes.",
 							   NULL, &numasched_nodes, "",
-							   PGC_SIGHUP, 0, check_nodes, NULL, NULL);
+							   PGC_SUSET, 0, check_nodes, assign_class_setting, NULL);
+
+	DefineCustomStringVariable("numasched.cpu_groups",
+							   "CPU groups (numasched_groups.cpu_group) a session is placed in, as a list like \"0-1,3\"; empty means every group of numasched.nodes.",
+							   NULL, &numasched_cpu_groups, "",
+							   PGC_SUSET, 0, check_cpu_groups, assign_class_setting, NULL);
+
+	DefineCustomEnumVariable("numasched.spill",
+							 "When the CPU groups of a session are full: nearest places it in the nearest group with room on numasched.nodes, never keeps it in its groups.",
+							 NULL, &numasched_spill, SPILL_NEAREST, spill_options,
+							 PGC_SUSET, 0, NULL, assign_class_enum, NULL);
 
 	DefineCustomBoolVariable("numasched.log_placements",
 							 "Logs every placement and move.",
@@ -288,7 +399,7 @@ void
 numasched_settings(ns_settings *settings)
 {
 	ns_settings_default(settings);
-	settings->prefer_previous = numasched_prefer_previous;
+	/* no previous group is ever asked for: a process is placed once */
 	settings->max_steal_distance = numasched_max_steal_distance;
 	settings->parallel = numasched_parallel_placement;
 	settings->imbalance_threshold = numasched_imbalance_threshold;

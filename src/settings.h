@@ -10,12 +10,12 @@
 #include "ns_topology.h"
 
 #define NUMASCHED_NODES_LEN 256
+#define NUMASCHED_GROUPS_LEN 256
 
 /* the settings */
 extern bool numasched_enabled;
 extern int	numasched_groups_per_node;
 extern int	numasched_parallel_placement;
-extern bool numasched_prefer_previous;
 extern int	numasched_max_steal_distance;
 extern int	numasched_memory_policy;
 extern int	numasched_rebalance_interval;
@@ -23,9 +23,24 @@ extern int	numasched_imbalance_threshold;
 extern bool numasched_migrate_memory;
 extern bool numasched_copy_inherited_pages;
 extern char *numasched_nodes;
+extern char *numasched_cpu_groups;
+extern int	numasched_spill;
 extern bool numasched_log_placements;
 extern int	numasched_shared_memory;
 extern char *numasched_interleave_nodes_list;
+
+typedef enum numasched_spill_mode
+{
+	SPILL_NEAREST,
+	SPILL_NEVER
+} numasched_spill_mode;
+
+/*
+ * Set when a setting of this process's workload class changes (SET, RESET,
+ * a reload, a transaction's end): the process moves into its new class at
+ * its next statement.
+ */
+extern bool numasched_class_changed;
 
 typedef enum numasched_shared_memory_mode
 {

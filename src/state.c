@@ -35,6 +35,7 @@
 
 numasched_shared *numasched_state = NULL;
 numasched_slot *numasched_slots = NULL;
+numasched_class *numasched_classes = NULL;
 
 /*
  * One bit per slot, set while it is occupied: the scheduler's passes visit
@@ -120,6 +121,7 @@ layout(char *base)
 	PLACE(shared_loads.node_room, int, nn);
 	PLACE(numasched_slots, numasched_slot, numasched_slot_count());
 	PLACE(occupied, uint64, numasched_slot_count() / 64 + 1);
+	PLACE(numasched_classes, numasched_class, NUMASCHED_MAX_CLASSES);
 #undef PLACE
 	return size;
 }
@@ -179,7 +181,10 @@ numasched_shmem_attach(void)
 		pg_atomic_init_u64(&numasched_state->last_pass, 0);
 		numasched_state->stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < numasched_state->nslots; i++)
+		{
 			numasched_slots[i].group = -1;
+			numasched_slots[i].class_id = -1;
+		}
 		numasched_state->failed_groups_per_node = -1;
 		/* the plan of the settings at server start */
 		numasched_sync_plan();
@@ -211,11 +216,149 @@ numasched_count(numasched_stat stat, uint64 n)
 	pg_atomic_fetch_add_u64(&numasched_state->stats[stat], n);
 }
 
+/* The groups of the plan on these nodes (node ids; NULL: every node). */
+static void
+groups_on_nodes(const ns_plan *plan, const ns_cpuset *nodes, ns_cpuset *groups)
+{
+	ns_cpuset_zero(groups);
+	for (int g = 0; g < plan->ngroups; g++)
+		if (nodes == NULL || ns_cpuset_test(nodes, numasched_machine->nodes[plan->groups[g].node].id))
+			ns_cpuset_set(groups, g);
+}
+
+/*
+ * What a class's settings mean in the groups in force; lock held.  Values
+ * checked when they were set may no longer fit after a regroup: then the
+ * class uses every group of its nodes (or of all nodes), with one WARNING,
+ * rather than failing anybody's connection.
+ */
+static void
+compute_class_locked(numasched_class *class)
+{
+	const ns_plan *plan = numasched_shared_plan();
+	ns_cpuset	nodes,
+				on_nodes,
+				wanted;
+	char		err[NS_ERRLEN];
+	bool		fits = true;
+	int			g;
+
+	if (class->nodes[0] &&
+		ns_cpuset_parse(class->nodes, strlen(class->nodes), NS_MAX_NODES, &nodes, err, sizeof(err)))
+		groups_on_nodes(plan, &nodes, &on_nodes);
+	else
+		groups_on_nodes(plan, NULL, &on_nodes);
+	if (ns_cpuset_count(&on_nodes) == 0)
+	{
+		snprintf(pending_warning, sizeof(pending_warning),
+				 "numasched.nodes = '%s' has no CPU group now, its sessions may use every group",
+				 class->nodes);
+		groups_on_nodes(plan, NULL, &on_nodes);
+	}
+	class->home = on_nodes;
+	if (class->cpu_groups[0])
+	{
+		ns_cpuset_zero(&class->home);
+		if (!ns_cpuset_parse(class->cpu_groups, strlen(class->cpu_groups), NS_MAX_CPUS, &wanted,
+							 err, sizeof(err)))
+			ns_cpuset_zero(&wanted);
+		NS_CPUSET_FOREACH(g, &wanted)
+		{
+			if (g >= plan->ngroups)
+				fits = false;
+			else if (ns_cpuset_test(&on_nodes, g))
+				ns_cpuset_set(&class->home, g);
+		}
+		if (!fits || ns_cpuset_count(&class->home) == 0)
+		{
+			snprintf(pending_warning, sizeof(pending_warning),
+					 "numasched.cpu_groups = '%s' does not fit the CPU groups in force (0 to %d) on numasched.nodes = '%s', its sessions use every group of those nodes",
+					 class->cpu_groups, plan->ngroups - 1, class->nodes);
+			class->home = on_nodes;
+		}
+	}
+	class->reach = class->spill_never ? class->home : on_nodes;
+}
+
+/*
+ * The class of these settings, with one more slot in it; lock held.  -1 for
+ * the default class (every group: no constraint to keep), or when the table
+ * is full.
+ */
+static int
+take_class_locked(const char *nodes, const char *cpu_groups, bool spill_never)
+{
+	int			free_id = -1;
+	numasched_class *class;
+
+	if (nodes[0] == '\0' && cpu_groups[0] == '\0')
+		return -1;
+	for (int i = 0; i < NUMASCHED_MAX_CLASSES; i++)
+	{
+		class = &numasched_classes[i];
+		if (class->refs == 0)
+		{
+			if (free_id < 0)
+				free_id = i;
+		}
+		else if (class->spill_never == spill_never && strcmp(class->nodes, nodes) == 0 &&
+				 strcmp(class->cpu_groups, cpu_groups) == 0)
+		{
+			class->refs++;
+			return i;
+		}
+	}
+	if (free_id < 0)
+	{
+		snprintf(pending_warning, sizeof(pending_warning),
+				 "numasched has no room for another workload class (%d are in use), process %d is placed without one",
+				 NUMASCHED_MAX_CLASSES, (int) MyProcPid);
+		return -1;
+	}
+	class = &numasched_classes[free_id];
+	class->refs = 1;
+	class->spill_never = spill_never;
+	strlcpy(class->nodes, nodes, sizeof(class->nodes));
+	strlcpy(class->cpu_groups, cpu_groups, sizeof(class->cpu_groups));
+	compute_class_locked(class);
+	return free_id;
+}
+
+/* The class of this process's own settings; lock held. */
+static int
+take_own_class_locked(void)
+{
+	return take_class_locked(numasched_nodes ? numasched_nodes : "",
+							 numasched_cpu_groups ? numasched_cpu_groups : "",
+							 numasched_spill == SPILL_NEVER);
+}
+
+static void
+drop_class_locked(int class_id)
+{
+	if (class_id >= 0)
+		numasched_classes[class_id].refs--;
+}
+
+const ns_cpuset *
+numasched_slot_reach(const numasched_slot *slot)
+{
+	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].reach : NULL;
+}
+
+static const ns_cpuset *
+slot_home(const numasched_slot *slot)
+{
+	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].home : NULL;
+}
+
 static void
 forget_slot_locked(numasched_slot *slot)
 {
 	if (slot->group >= 0 && slot->group < numasched_state->ngroups)
 		ns_loads_add(numasched_shared_plan(), &shared_loads, slot->group, -(int64) slot->weight);
+	drop_class_locked(slot->class_id);
+	slot->class_id = -1;
 	slot->pid = 0;
 	slot->group = -1;
 	occupied[(slot - numasched_slots) / 64] &= ~(UINT64CONST(1) << ((slot - numasched_slots) % 64));
@@ -240,21 +383,9 @@ numasched_next_slot(int i)
 	return -1;
 }
 
-/* Builds the plan of these settings, or says why it cannot be built. */
-static ns_plan *
-build_plan(int groups_per_node, const char *nodes, char *err, size_t errlen)
-{
-	ns_cpuset	only;
-
-	if (nodes[0] && !ns_cpuset_parse(nodes, strlen(nodes), NS_MAX_NODES, &only, err, errlen))
-		return NULL;
-	return ns_plan_build(numasched_machine, groups_per_node, nodes[0] ? &only : NULL, err, errlen);
-}
-
 bool
 numasched_sync_plan(void)
 {
-	const char *nodes = numasched_nodes ? numasched_nodes : "";
 	int			groups_per_node = numasched_groups_per_node;
 	ns_plan    *plan;
 	const ns_plan *shared;
@@ -264,35 +395,35 @@ numasched_sync_plan(void)
 	if (numasched_machine == NULL)
 		return false;
 	if (numasched_state->configured &&
-		((numasched_state->groups_per_node == groups_per_node &&
-		  strcmp(numasched_state->nodes, nodes) == 0) ||
+		(numasched_state->groups_per_node == groups_per_node ||
 	/* settings older than the plan's: this process has not seen a reload */
 		 PgReloadTime < numasched_state->settings_loaded_at ||
-	/* a pair already found not to fit: the plan in force stays */
-		 (numasched_state->failed_groups_per_node == groups_per_node &&
-		  strcmp(numasched_state->failed_nodes, nodes) == 0)))
+	/* a value already found not to fit: the plan in force stays */
+		 numasched_state->failed_groups_per_node == groups_per_node))
 		return true;
 
 	/*
-	 * Each setting's check hook accepted its value alone; whether the pair
-	 * fits the machine is known only now (the hooks cannot rely on the order
-	 * settings are defined or reloaded in).  At server start, a pair that
-	 * does not fit falls back to one group per last-level cache.
+	 * The groups cover every node with usable CPUs: numasched.nodes limits
+	 * sessions (their class), not the groups, so group ids stay what they
+	 * are whatever a role's nodes.  The check hook refuses a value some node
+	 * cannot be split into; the CPUs usable may still differ (a process
+	 * started under another cpuset), so a plan that cannot be built leaves
+	 * the groups as they are, or at server start makes one group per
+	 * last-level cache.
 	 */
-	plan = build_plan(groups_per_node, nodes, err, sizeof(err));
+	plan = ns_plan_build(numasched_machine, groups_per_node, NULL, err, sizeof(err));
 	if (plan == NULL)
 	{
 		snprintf(pending_warning, sizeof(pending_warning),
-				 "numasched cannot use numasched.groups_per_node = %d with numasched.nodes = '%s', %s: %s",
-				 groups_per_node, nodes,
+				 "numasched cannot use numasched.groups_per_node = %d, %s: %s",
+				 groups_per_node,
 				 numasched_state->configured ? "the CPU groups stay as they are" :
 				 "using one group per last-level cache", err);
 		numasched_state->failed_groups_per_node = groups_per_node;
-		strlcpy(numasched_state->failed_nodes, nodes, NUMASCHED_NODES_LEN);
 		if (numasched_state->configured)
 			return true;
 		groups_per_node = 0;
-		if ((plan = build_plan(groups_per_node, nodes, err, sizeof(err))) == NULL)
+		if ((plan = ns_plan_build(numasched_machine, groups_per_node, NULL, err, sizeof(err))) == NULL)
 			return false;
 	}
 	else
@@ -301,21 +432,27 @@ numasched_sync_plan(void)
 	ns_plan_free(plan);
 
 	/*
-	 * Re-count what is placed into the new groups, by the CPUs it has; a
-	 * process on a node no longer used is placed again (the scheduler binds
-	 * it, and it brings its memory along at its next statement).
+	 * What the classes mean in the new groups; then re-count what is placed,
+	 * by the CPUs it has.  A process whose group is not its class's any more
+	 * is placed again in its class (the scheduler binds it, and it brings its
+	 * memory along at its next statement).
 	 */
 	shared = numasched_shared_plan();
+	for (int c = 0; c < NUMASCHED_MAX_CLASSES; c++)
+		if (numasched_classes[c].refs > 0)
+			compute_class_locked(&numasched_classes[c]);
 	numasched_settings(&settings);
 	ns_loads_reset(shared, &shared_loads);
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
+		const ns_cpuset *reach = numasched_slot_reach(slot);
 
 		slot->group = ns_group_of_cpu(shared, ns_cpuset_next(&slot->cpus, 0));
-		if (slot->group < 0)
+		if (slot->group < 0 || (reach && !ns_cpuset_test(reach, slot->group)))
 		{
-			ns_request	request = {slot->kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0};
+			ns_request	request = {slot->kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0,
+			slot_home(slot), reach};
 			ns_placement where;
 
 			ns_place(shared, &shared_loads, &settings, &request, &where);
@@ -326,7 +463,6 @@ numasched_sync_plan(void)
 	}
 	numasched_state->configured = true;
 	numasched_state->groups_per_node = groups_per_node;
-	strlcpy(numasched_state->nodes, nodes, NUMASCHED_NODES_LEN);
 	numasched_state->settings_loaded_at = PgReloadTime;
 	numasched_state->generation++;
 	return true;
@@ -430,12 +566,15 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	numasched_slot *slot;
 	const ns_plan *plan;
 	ns_settings settings;
-	ns_request	request = {kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0};
+	ns_request	request = {kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0, NULL, NULL};
 	ns_placement where;
 	ns_cpuset	cpus;
 	bool		bound;
+	int			class_id = -1;
 	char		err[NS_ERRLEN];
 
+	if (self)
+		numasched_class_changed = false;	/* placed with the settings of now */
 	if (!numasched_enabled || numasched_state == NULL || numasched_machine == NULL || pid == 0)
 		return false;
 	numasched_settings(&settings);
@@ -476,6 +615,20 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 
 		if (lslot->pid == leader->pid && lslot->group >= 0)
 			request.leader_group = lslot->group;
+		/* placed from outside, a worker joins its leader's class */
+		if (!self && lslot->pid == leader->pid && lslot->class_id >= 0)
+		{
+			class_id = lslot->class_id;
+			numasched_classes[class_id].refs++;
+		}
+	}
+	/* placing itself, a process has its own settings (a worker, its leader's) */
+	if (self)
+		class_id = take_own_class_locked();
+	if (class_id >= 0)
+	{
+		request.home_groups = &numasched_classes[class_id].home;
+		request.reach_groups = &numasched_classes[class_id].reach;
 	}
 	ns_place(plan, &shared_loads, &settings, &request, &where);
 	ns_loads_add(plan, &shared_loads, where.group, NS_DEFAULT_WEIGHT);
@@ -489,6 +642,9 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->kind = kind;
 	slot->bound = bound;
 	slot->self_placed = self;
+	slot->keep_node = kind == NUMASCHED_PARALLEL_WORKER &&
+		numasched_parallel_placement == NS_PARALLEL_COMPACT;
+	slot->class_id = class_id;
 	slot->node = where.node;
 	slot->group = where.group;
 	slot->weight = NS_DEFAULT_WEIGHT;
@@ -529,6 +685,91 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 				 errhidestmt(true)));
 	}
 	return true;
+}
+
+/* Gives this process's slot back and the CPUs it had before it was placed. */
+static void
+unplace_self(void)
+{
+	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
+	char		err[NS_ERRLEN];
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	if (slot->pid == MyProcPid)
+		forget_slot_locked(slot);
+	numasched_release();
+	if (!ns_bind_cpus(0, &numasched_machine->usable, err, sizeof(err)))
+		warn_bind_failure(MyProcPid, "give back its CPU affinity", err);
+	if (kernel_memory_policy != NS_MEMORY_NONE &&
+		ns_set_memory_policy(NS_MEMORY_NONE, 0, err, sizeof(err)))
+		kernel_memory_policy = NS_MEMORY_NONE;
+	applied_memory_node = settled_node = -1;
+}
+
+void
+numasched_reclass(void)
+{
+	numasched_slot *slot;
+	const ns_plan *plan;
+	const ns_cpuset *home;
+	ns_settings settings;
+	int			old_class;
+	int			moved_to = -1;
+	char		err[NS_ERRLEN];
+
+	numasched_class_changed = false;
+	if (numasched_state == NULL || numasched_machine == NULL || MyProc == NULL)
+		return;
+	slot = &numasched_slots[numasched_procno(MyProc)];
+	/* unlocked peeks at our own slot: only we place or release it */
+	if (slot->pid != MyProcPid)
+	{
+		if (numasched_enabled)
+			numasched_place(MyProc, NUMASCHED_BACKEND, NULL);
+		return;
+	}
+	if (!numasched_enabled)
+	{
+		unplace_self();
+		return;
+	}
+
+	numasched_settings(&settings);
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_sync_plan();
+	plan = numasched_shared_plan();
+	old_class = slot->class_id;
+	slot->class_id = take_own_class_locked();
+	drop_class_locked(old_class);
+	home = slot_home(slot);
+	if (slot->group < 0 || (home && !ns_cpuset_test(home, slot->group)))
+	{
+		ns_request	request = {false, -1, -1, -1, 0, home, numasched_slot_reach(slot)};
+		ns_placement where;
+
+		/* placed as if new, its own load taken out of where it is */
+		if (slot->group >= 0)
+			ns_loads_add(plan, &shared_loads, slot->group, -(int64) slot->weight);
+		ns_place(plan, &shared_loads, &settings, &request, &where);
+		if (slot->group >= 0)
+			ns_loads_add(plan, &shared_loads, slot->group, slot->weight);
+		if (ns_bind_cpus(0, &plan->groups[where.group].cpus, err, sizeof(err)))
+		{
+			numasched_move_slot_locked(slot, where.group);
+			slot->bound = true;
+			moved_to = where.group;
+		}
+		else
+			snprintf(pending_warning, sizeof(pending_warning),
+					 "numasched could not move process %d into its CPU groups: %s", (int) MyProcPid, err);
+	}
+	numasched_release();
+	if (moved_to >= 0 && numasched_log_placements)
+		ereport(LOG,
+				(errmsg("numasched moved process %d into its workload class, CPU group %d",
+						(int) MyProcPid, moved_to),
+				 errhidestmt(true)));
+	numasched_follow_slot();
 }
 
 void

@@ -156,17 +156,21 @@ numasched_distances(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* A copy of the used slots. */
+/* A copy of the used slots, and of the workload classes if asked. */
 static numasched_slot *
-copy_slots(int *count)
+copy_slots(int *count, numasched_class **classes)
 {
 	numasched_slot *copy = palloc(numasched_state->nslots * sizeof(numasched_slot));
 	int			n = 0;
 
+	if (classes)
+		*classes = palloc(NUMASCHED_MAX_CLASSES * sizeof(numasched_class));
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
 	for (int i = 0; i < numasched_state->nslots; i++)
 		if (numasched_slots[i].pid != 0)
 			copy[n++] = numasched_slots[i];
+	if (classes)
+		memcpy(*classes, numasched_classes, NUMASCHED_MAX_CLASSES * sizeof(numasched_class));
 	LWLockRelease(numasched_state->lock);
 	*count = n;
 	return copy;
@@ -185,7 +189,7 @@ numasched_groups(PG_FUNCTION_ARGS)
 	if (!machine_known())
 		PG_RETURN_VOID();
 	copy_plan(&plan);
-	slots = copy_slots(&nslots);
+	slots = copy_slots(&nslots, NULL);
 	processes = palloc0(Max(plan.ngroups, 1) * sizeof(int));
 	for (int i = 0; i < nslots; i++)
 		if (slots[i].group >= 0 && slots[i].group < plan.ngroups)
@@ -231,23 +235,29 @@ numasched_processes(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	numasched_slot *slots;
+	numasched_class *classes;
 	int			nslots;
+	ns_cpuset	every_group;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
-	slots = copy_slots(&nslots);
+	slots = copy_slots(&nslots, &classes);
+	ns_cpuset_zero(&every_group);
+	for (int g = 0; g < numasched_state->ngroups; g++)
+		ns_cpuset_set(&every_group, g);
 	for (int i = 0; i < nslots; i++)
 	{
 		numasched_slot *slot = &slots[i];
-		Datum		values[9];
-		bool		nulls[9] = {0};
+		numasched_class *class = slot->class_id >= 0 ? &classes[slot->class_id] : NULL;
+		Datum		values[12];
+		bool		nulls[12] = {0};
 
 		values[0] = Int32GetDatum(slot->pid);
 		values[1] = backend_type(slot);
 		if (!may_see(slot->pid))
 		{
-			for (int c = 2; c < 9; c++)
+			for (int c = 2; c < 12; c++)
 				nulls[c] = true;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			continue;
@@ -261,6 +271,11 @@ numasched_processes(PG_FUNCTION_ARGS)
 		values[6] = BoolGetDatum(slot->bound);
 		values[7] = TimestampTzGetDatum(slot->placed_at);
 		values[8] = Int64GetDatum(slot->moves);
+		/* its class: the groups it is placed in, and whether it may leave them */
+		values[9] = PointerGetDatum(cpus_text(class ? &class->home : &every_group));
+		values[10] = PointerGetDatum(cstring_to_text(class && class->spill_never ? "never" : "nearest"));
+		/* the CPU it used recently, as the scheduler measured it */
+		values[11] = Float8GetDatum((double) slot->weight / NS_CPU_LOAD);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();
@@ -458,7 +473,7 @@ numasched_locality(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
-	slots = copy_slots(&nslots);
+	slots = copy_slots(&nslots, NULL);
 	for (int i = 0; i < nslots; i++)
 	{
 		numasched_slot *slot = &slots[i];
