@@ -8,6 +8,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 
@@ -185,7 +186,7 @@ check_nodes(char **newval, void **extra, GucSource source)
 		return false;
 	}
 	/* a SET in a session: the session's CPU groups must be on them */
-	if (source >= PGC_S_INTERACTIVE &&
+	if (source >= PGC_S_INTERACTIVE && !InitializingParallelWorker &&
 		!class_fits(text, numasched_cpu_groups ? numasched_cpu_groups : "", err, sizeof(err)))
 	{
 		check_detail_from_core(err);
@@ -202,7 +203,8 @@ check_nodes(char **newval, void **extra, GucSource source)
  * from the configuration file: a reload that also changes groups_per_node
  * may check it before the new groups exist.  Whether the groups are on the
  * session's nodes is checked for a SET only: elsewhere the nodes the
- * session will have are not known yet.
+ * session will have are not known yet.  A parallel worker checks nothing
+ * more than the syntax.
  */
 static bool
 check_cpu_groups(char **newval, void **extra, GucSource source)
@@ -222,7 +224,12 @@ check_cpu_groups(char **newval, void **extra, GucSource source)
 							err);
 		return false;
 	}
-	if (source == PGC_S_FILE || source == PGC_S_DEFAULT)
+	/*
+	 * A parallel worker receives its leader's values, checked there, in an
+	 * order of PostgreSQL's own, after numasched.groups_per_node was reset:
+	 * refusing one would fail the leader's query.
+	 */
+	if (source == PGC_S_FILE || source == PGC_S_DEFAULT || InitializingParallelWorker)
 		return true;
 	if (!class_fits(source >= PGC_S_INTERACTIVE && numasched_nodes ? numasched_nodes : "",
 					text, err, sizeof(err)))

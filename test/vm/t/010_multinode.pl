@@ -233,7 +233,38 @@ $_->{run}->kill_kill for @busy;
 # (interleaved shared memory: 030_interleave.pl)
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.rebalance_interval');
 
-# --- narrowing numasched.nodes places again what ran on a node it drops ---------------
+# --- workload classes: a role on the last node, a database on the first -------------
+{
+	my ($first, $last) = ($nodes[0], $nodes[-1]);
+	$node->safe_psql('postgres', qq{
+ALTER SYSTEM SET numasched.memory_policy = 'preferred';
+CREATE ROLE reporting LOGIN;
+CREATE DATABASE shop;
+ALTER ROLE reporting SET numasched.nodes = '$last';
+ALTER DATABASE shop SET numasched.nodes = '$first';
+});
+	$node->reload;
+	for my $case ([ 'reporting', 'postgres', $last, 'a role' ], [ 'postgres', 'shop', $first, 'a database' ])
+	{
+		my ($role, $db, $want, $label) = @$case;
+		my @s = map { $node->background_psql($db, extra_params => [ '-U', $role ]) } 1 .. $N;
+		my @p = map { $_->query_safe('SELECT pg_backend_pid()') } @s;
+		my @landed = map { node_of_pid($_) } @p;
+		is(join(' ', @landed), join(' ', ($want) x $N),
+			"$label on node $want: all $N of its sessions run there (@landed)");
+		is(join(' ', map { memory_policy($_) } @p), join(' ', ("prefer:$want") x $N),
+			"$label on node $want: numa_maps shows prefer:$want for each");
+		$_->quit for @s;
+	}
+	$node->safe_psql('postgres', q{
+ALTER SYSTEM RESET numasched.memory_policy;
+DROP DATABASE shop;
+DROP ROLE reporting;
+});
+	$node->reload;
+}
+
+# --- narrowing numasched.nodes moves what ran on a node it drops ---------------------
 {
 	my @s = map { $node->background_psql('postgres') } 1 .. $N;
 	my @p = map { $_->query_safe('SELECT pg_backend_pid()') } @s;
@@ -244,7 +275,11 @@ $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.rebalance_interval');
 	is(node_of_pid($victim), $drop, "a backend runs on node $drop before it is dropped");
 	$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.nodes = '" . join(',', @kept) . "'");
 	$node->reload;
-	my $now = wait_until(sub { my $n = node_of_pid($victim); $n >= 0 && $n != $drop ? $n : undef }, $wait);
+	# the server-wide nodes are every session's class: it moves at its next statement
+	my $now = wait_until(sub {
+		$s[0]->query_safe('SELECT 1');
+		my $n = node_of_pid($victim);
+		$n >= 0 && $n != $drop ? $n : undef }, $wait);
 	ok(defined $now, "numasched.nodes without node $drop: its backend is bound to node " . ($now // 'none'));
 	is($node->safe_psql('postgres', "SELECT node || ' ' || cpus FROM numasched_processes WHERE pid = $victim"),
 		($now // '') . ' ' . kernel_cpus($victim), '...and the view says so');
@@ -269,44 +304,29 @@ my @landed = map { node_of_pid($_->query_safe('SELECT pg_backend_pid()')) } @ses
 ok(!grep({ $_ == $excluded } @landed), "no backend lands on node $excluded (@landed)");
 $_->quit for @sessions;
 
-# --- a pair of settings valid together, whatever order they are checked in -----
-# numasched.groups_per_node is defined (and checked) before numasched.nodes:
-# with every CPU of the first node and one of the last, splitting the first
-# into as many groups as it has CPUs is valid only with numasched.nodes
+# --- a number of groups some node cannot be split into -------------------------
+# with every CPU of the first node and one of the last, splitting into as many
+# groups as the first node has CPUs does not fit the last: the groups cover
+# every node, so the value is refused with the reason
 my ($first, $last) = ($nodes[0], $nodes[-1]);
 my @first_cpus = expand($cpus_of_node{$first});
 my @last_cpus = expand($cpus_of_node{$last});
 SKIP:
 {
-	skip 'needs two CPUs in the first and the last node', 6 if @first_cpus < 2 || @last_cpus < 2;
+	skip 'needs two CPUs in the first and the last node', 2 if @first_cpus < 2 || @last_cpus < 2;
 	my $split = scalar @first_cpus;
 	$node->stop;
-	$node->append_conf('postgresql.conf', "numasched.nodes = '$first'\nnumasched.groups_per_node = $split\n");
+	$node->append_conf('postgresql.conf', "numasched.groups_per_node = $split\n");
 	my $log_start = -s $node->logfile;
 	system("taskset -p -c " . join(',', @first_cpus, $last_cpus[0]) . " $$ >/dev/null") == 0
 	  or die 'taskset failed';
 	$node->start;
 	system("taskset -p -c " . join(',', map { $cpus_of_node{$_} } @nodes) . " $$ >/dev/null");
-	is($node->safe_psql('postgres', 'SHOW numasched.groups_per_node'), $split,
-		"numasched.groups_per_node = $split with numasched.nodes = '$first' is taken at server start");
-	is($node->safe_psql('postgres', "SELECT count(*) FROM numasched_groups WHERE node = $first"), $split,
-		"...and node $first is split into $split groups");
-	unlike(substr(slurp_file($node->logfile), $log_start), qr/(WARNING|ERROR):[^\n]*groups_per_node/,
-		'...without a word about it in the log');
-
-	# a pair that does not fit (the last node has one usable CPU here): one
-	# WARNING, from the first process to build the groups, which stay
-	$log_start = -s $node->logfile;
-	$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.nodes = '$last'");
-	$node->reload;
-	my $warning = qr/WARNING:  numasched cannot use numasched.groups_per_node = $split with numasched.nodes = '$last', the CPU groups stay as they are: [^\n]+/;
-	ok(wait_until(sub { substr(slurp_file($node->logfile), $log_start) =~ $warning }, $wait),
-		'a pair that does not fit: a WARNING says why');
-	$node->safe_psql('postgres', 'SELECT 1') for 1 .. 3;
-	my @said = substr(slurp_file($node->logfile), $log_start) =~ /($warning)/g;
-	is(scalar @said, 1, "...once, not at every connection ($said[0])");
-	is($node->safe_psql('postgres', "SELECT count(*) FROM numasched_groups WHERE node = $first"), $split,
-		'...and the groups stay as they were');
+	is($node->safe_psql('postgres', 'SHOW numasched.groups_per_node'), '0',
+		"numasched.groups_per_node = $split with one usable CPU on node $last: not taken");
+	like(substr(slurp_file($node->logfile), $log_start),
+		qr/invalid value for parameter "numasched.groups_per_node": "$split"\n[^\n]*DETAIL:  $split groups per node is more than the 1 usable CPU of node $last/,
+		'...and the log says why');
 }
 
 $node->stop;
