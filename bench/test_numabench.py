@@ -254,7 +254,17 @@ class Configurations(unittest.TestCase):
                                          "numasched.nodes=0-1")
         self.assertEqual(name, "spread")
         self.assertEqual(settings["numasched.parallel_placement"], "spread")
-        self.assertEqual(settings["numasched.nodes"], "0-1")
+        # a list would not parse unquoted in postgresql.conf
+        self.assertEqual(settings["numasched.nodes"], "'0-1'")
+
+    def test_role_settings(self):
+        name, settings = nb.parse_config("split=numasched,role.oltp.numasched.cpu_groups=0,"
+                                         "role.analytics.numasched.cpu_groups=1-2,role.oltp.work_mem=8MB")
+        self.assertEqual(settings["role.oltp.numasched.cpu_groups"], "0")
+        self.assertEqual(settings["role.analytics.numasched.cpu_groups"], "'1-2'")
+        self.assertEqual(settings["role.oltp.work_mem"], "8MB")
+        with self.assertRaises(nb.UsageError):
+            nb.parse_config("x=numasched,role.oltp=1")
         self.assertEqual(settings["shared_preload_libraries"], "'numasched'")
 
     def test_refused(self):
@@ -381,6 +391,48 @@ class WithServers(unittest.TestCase):
         # no server is left running
         left = subprocess.run(["pgrep", "-f", "numabench-"], capture_output=True, text=True).stdout
         self.assertEqual(left.strip(), "", "servers left running")
+
+
+@unittest.skipUnless(have_postgres(), "needs PostgreSQL")
+class TwoRoles(unittest.TestCase):
+    def test_two_roles_in_their_classes(self):
+        """The OLTP role at a fixed rate beside the analytic role; with role
+        settings, each role's processes run in its own CPU group."""
+        tmp = tempfile.mkdtemp(prefix="numabench-test-")
+        os.chmod(tmp, 0o755)
+        out = os.path.join(tmp, "two-roles")
+        try:
+            rc = nb.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0",
+                          "--workload", "two-roles", "--rate", "50", "--clients", "1",
+                          "--config", "shared=numasched,numasched.groups_per_node=2",
+                          "--config", "split=numasched,numasched.groups_per_node=2,"
+                          "role.oltp.numasched.cpu_groups=0,role.analytics.numasched.cpu_groups=1,"
+                          "role.analytics.numasched.spill=never",
+                          "--runs", "2", "--duration", "3", "--scale", "1", "--out", out, "--port", "54770"])
+            self.assertEqual(rc, 0)
+            with open(os.path.join(out, "results.json")) as f:
+                doc = json.load(f)
+            with open(os.path.join(out, "table.txt")) as f:
+                table = f.read()
+            for x in doc["results"]:
+                for r in x["runs"]:
+                    self.assertGreater(r["analytic_tps"], 0)
+                    self.assertLessEqual(r["p50_ms"], r["p99_ms"])
+                    self.assertAlmostEqual(r["tps"], 50, delta=25)   # the OLTP role's fixed rate
+                    groups = {w["role"]: set() for w in r["numa"]["workloads"]}
+                    for w in r["numa"]["workloads"]:
+                        groups[w["role"]].add(w["cpu_group"])
+                    self.assertIn("oltp", groups)
+                    self.assertIn("analytics", groups)
+                    if x["configuration"] == "split":
+                        self.assertEqual(groups["oltp"], {0}, r["numa"]["workloads"])
+                        self.assertEqual(groups["analytics"], {1}, r["numa"]["workloads"])
+            self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["analytic_tps", "p99_ms"])
+            self.assertIn("OLTP role at 50 tps: p50", table)
+            self.assertIn("median OLTP p99 latency ratio", table)
+            self.assertIn("median analytic tps ratio", table)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class TapResult(unittest.TextTestResult):
