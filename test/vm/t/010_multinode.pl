@@ -325,7 +325,7 @@ SKIP:
 	is($node->safe_psql('postgres', 'SHOW numasched.groups_per_node'), '0',
 		"numasched.groups_per_node = $split with one usable CPU on node $last: not taken");
 	like(substr(slurp_file($node->logfile), $log_start),
-		qr/invalid value for parameter "numasched.groups_per_node": "$split"\n[^\n]*DETAIL:  $split groups per node is more than the 1 usable CPU of node $last/,
+		qr/invalid value for parameter "numasched.groups_per_node": $split\n[^\n]*DETAIL:  $split groups per node is more than the 1 usable CPU of node $last/,
 		'...and the log says why');
 }
 
