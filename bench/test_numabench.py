@@ -3,17 +3,23 @@
 workloads' plans, and a smoke run + compare.  Prints TAP (run with prove
 --exec /usr/bin/python3)."""
 
+import contextlib
+import errno
 import importlib.machinery
+import io
 import importlib.util
 import json
 import math
 import os
 import shutil
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 loader = importlib.machinery.SourceFileLoader("numabench", os.path.join(HERE, "numabench"))
@@ -89,6 +95,24 @@ class Statistics(unittest.TestCase):
         kept, dropped = nb.trim([50, 100, 100, 100, 150])
         self.assertEqual(dropped, [150, 50])
         self.assertEqual(kept, [100, 100, 100])
+
+    def test_trim_on_the_threads_shape_of_data(self):
+        """The shape the REL_16-vs-REL_15 thread trimmed: pinned, stable
+        runs within a few tenths of a percent, and now and then a run where a
+        core dropped to a lower frequency (C1/C1E), a few percent slower.
+        Those go, one end at a time, and what is left is within 1% of its
+        mean; the tight runs all stay."""
+        steady = [101210, 101380, 101045, 101500, 101290, 101160, 101420, 101330, 101090, 101260,
+                  101370, 101200, 101450, 101310, 101120, 101280]
+        slow = [97650, 96020, 98880]
+        kept, dropped = nb.trim(steady + slow)
+        self.assertEqual(sorted(dropped), sorted(slow))
+        self.assertEqual(sorted(kept), sorted(steady))
+        m = nb.mean(kept)
+        self.assertTrue(all(abs(v - m) / m <= 0.01 for v in kept))
+        self.assertLess(nb.cv(kept), 0.3)
+        # the slowest goes first: it deviates most from the mean
+        self.assertEqual(dropped[0], 96020)
 
     def test_trim_keeps_two_points(self):
         kept, dropped = nb.trim([1, 100])
@@ -332,8 +356,11 @@ class WithServers(unittest.TestCase):
 
     def test_smoke_run_and_compare(self):
         out = os.path.join(self.tmp, "smoke")
+        # pinned: the server on CPU 1 with its memory on node 0, pgbench on CPU 0
+        pin = len(os.sched_getaffinity(0)) >= 2
         rc = nb.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "1",
-                      "--pgbench-args", "-M prepared",
+                      "--pgbench-args", "-M prepared"]
+                     + (["--server-numactl", "--physcpubind=1 --membind=0", "--pgbench-cpus", "0"] if pin else []) + [
                       "--config", "a=baseline", "--config", "b=numasched", "--runs", "2",
                       "--duration", "2", "--scale", "1", "--trim", "--out", out, "--port", "54760"])
         self.assertEqual(rc, 0)
@@ -367,6 +394,18 @@ class WithServers(unittest.TestCase):
                     self.assertNotIn("numasched_stats", r["numa"])
             self.assertIsNotNone(x["summary"]["private_on_own_node_percent"])
         self.assertIn("numa: private pages on their process's node", table)
+        # what the kernel let each of them use, read from /proc during every run
+        for x in doc["results"]:
+            for r in x["runs"]:
+                if not pin:
+                    continue
+                self.assertEqual(r["pinning"]["postmaster"], {"cpus": "1", "mems": "0"}, x["configuration"])
+                self.assertEqual(r["pinning"]["backend"], {"cpus": "1", "mems": "0"}, x["configuration"])
+                self.assertEqual(r["pinning"]["pgbench"]["cpus"], "0", x["configuration"])
+                self.assertGreaterEqual(r["cpu"]["steal_percent"], 0.0)
+                if nb.cpuinfo_mhz():
+                    self.assertLessEqual(r["cpu"]["mhz_min"], r["cpu"]["mhz_max"])
+        self.assertIn("  cpu: steal up to", table)
         self.assertTrue(doc["complete"])
         self.assertEqual(doc["warmup_s"], 1)
         self.assertEqual(doc["pgbench_args"], "-M prepared")
@@ -433,6 +472,297 @@ class TwoRoles(unittest.TestCase):
             self.assertIn("median analytic tps ratio", table)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------ tune, show, reset
+
+def make_sysfs(root, driver):
+    """A sysfs tree of 4 CPUs as each cpufreq driver users have lays it out
+    (files as the kernel prints them, with a newline)."""
+    def put(rel, value):
+        path = os.path.join(root, "devices/system/cpu", rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("%s\n" % value)
+    put("online", "0-3")
+    for cpu in range(4):
+        put("cpu%d/online" % cpu, 1)
+        if driver != "none":
+            for state, (name, latency) in enumerate((("POLL", 0), ("C1", 2), ("C1E", 10))):
+                put("cpu%d/cpuidle/state%d/name" % (cpu, state), name)
+                put("cpu%d/cpuidle/state%d/latency" % (cpu, state), latency)
+                put("cpu%d/cpuidle/state%d/disable" % (cpu, state), 0)
+    if driver == "none":
+        return
+    policies = {0: "0 1", 2: "2 3"} if driver == "per-policy" else {c: str(c) for c in range(4)}
+    for n, cpus in policies.items():
+        d = "cpufreq/policy%d/" % n
+        put(d + "affected_cpus", cpus)
+        put(d + "related_cpus", cpus)
+        put(d + "scaling_cur_freq", 2100000 + 100000 * n)
+        if driver in ("acpi-cpufreq", "per-policy"):
+            put(d + "scaling_driver", "acpi-cpufreq")
+            put(d + "scaling_governor", "schedutil" if driver == "acpi-cpufreq" else "ondemand")
+            put(d + "scaling_available_governors", "conservative ondemand userspace powersave performance schedutil")
+            # boost on: cpuinfo_max_freq is the boost frequency, above scaling_max_freq
+            put(d + "cpuinfo_max_freq", 3700000)
+            put(d + "cpuinfo_min_freq", 1400000)
+            put(d + "scaling_max_freq", 2900000)
+            put(d + "scaling_min_freq", 1400000)
+        elif driver == "intel_pstate":
+            put(d + "scaling_driver", "intel_pstate")
+            put(d + "scaling_governor", "powersave")
+            put(d + "scaling_available_governors", "performance powersave")
+            put(d + "energy_performance_preference", "balance_performance")
+            put(d + "cpuinfo_max_freq", 4700000)
+            put(d + "scaling_max_freq", 4700000)
+            put(d + "scaling_min_freq", 800000)
+        elif driver == "amd-pstate-epp":
+            put(d + "scaling_driver", "amd-pstate-epp")
+            put(d + "scaling_governor", "powersave")
+            put(d + "scaling_available_governors", "performance powersave")
+            put(d + "energy_performance_preference", "balance_performance")
+            put(d + "boost", 1)
+            put(d + "cpuinfo_max_freq", 5200000)
+            put(d + "scaling_max_freq", 3500000)
+            put(d + "scaling_min_freq", 400000)
+    if driver in ("acpi-cpufreq", "per-policy"):
+        put("cpufreq/boost", 1)
+    if driver == "intel_pstate":
+        put("intel_pstate/status", "active")
+        put("intel_pstate/no_turbo", 0)
+        put("intel_pstate/min_perf_pct", 17)
+        put("intel_pstate/max_perf_pct", 100)
+
+
+def snapshot(root):
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(dirpath, name), "rb") as f:
+                out[os.path.join(dirpath, name)] = f.read()
+    return out
+
+
+def numabench(*argv):
+    r = subprocess.run([sys.executable, os.path.join(HERE, "numabench")] + list(argv),
+                       capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+DRIVERS = ("acpi-cpufreq", "intel_pstate", "amd-pstate-epp", "per-policy", "none")
+
+
+class Tuning(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="numabench-sysfs-")
+
+    def tearDown(self):
+        for driver in DRIVERS:
+            state = nb.Machine(os.path.join(self.tmp, driver)).state_file()
+            if os.path.exists(state):
+                os.unlink(state)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def tree(self, driver):
+        root = os.path.join(self.tmp, driver)
+        make_sysfs(root, driver)
+        return root
+
+    def cpu(self, root, rel):
+        with open(os.path.join(root, "devices/system/cpu", rel)) as f:
+            return f.read().strip()
+
+    def test_state_file_per_root(self):
+        a, b = nb.Machine(self.tree("none")), nb.Machine(self.tree("acpi-cpufreq"))
+        self.assertNotEqual(a.state_file(), b.state_file())
+        self.assertNotEqual(a.state_file(), nb.STATE_FILE)
+        self.assertEqual(nb.Machine("/sys").state_file(), nb.STATE_FILE)
+
+    def test_tune_show_reset_every_driver(self):
+        wanted = {
+            "acpi-cpufreq": {"cpufreq/boost": "0", "cpufreq/policy0/scaling_governor": "performance",
+                             # scaling_max_freq, not the boost frequency cpuinfo_max_freq
+                             "cpufreq/policy3/scaling_min_freq": "2900000"},
+            "intel_pstate": {"intel_pstate/no_turbo": "1", "intel_pstate/min_perf_pct": "100",
+                             "cpufreq/policy1/energy_performance_preference": "performance",
+                             "cpufreq/policy1/scaling_governor": "performance",
+                             "cpufreq/policy1/scaling_min_freq": "4700000"},
+            "amd-pstate-epp": {"cpufreq/policy2/boost": "0",
+                               "cpufreq/policy2/energy_performance_preference": "performance",
+                               "cpufreq/policy2/scaling_min_freq": "3500000"},
+            "per-policy": {"cpufreq/policy0/scaling_governor": "performance",
+                           "cpufreq/policy2/scaling_min_freq": "2900000", "cpufreq/boost": "0"},
+        }
+        for driver in DRIVERS:
+            root = self.tree(driver)
+            before = snapshot(root)
+            rc, out, err = numabench("show", "--sysfs", root)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("cpufreq driver:", out)
+            self.assertIn("frequency: not pinned", out)
+            if driver == "none":
+                self.assertIn("governor:          NOT AVAILABLE", out)
+                rc, out, err = numabench("tune", "--sysfs", root)
+                self.assertEqual(rc, 0, err)
+                self.assertIn("0 written", out)
+                self.assertEqual(snapshot(root), before)
+                numabench("reset", "--sysfs", root)
+                continue
+            self.assertIn("CHANGE (numabench tune)", out)
+            rc, out, err = numabench("tune", "--sysfs", root)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("0 refused", out)
+            for rel, value in wanted[driver].items():
+                self.assertEqual(self.cpu(root, rel), value, "%s: %s" % (driver, rel))
+            self.assertEqual(self.cpu(root, "cpu1/cpuidle/state0/disable"), "0", "POLL stays")
+            self.assertEqual(self.cpu(root, "cpu1/cpuidle/state2/disable"), "1", "C1E off")
+            rc, out, err = numabench("show", "--sysfs", root)
+            self.assertIn("frequency: pinned", out, driver)
+            self.assertIn("is tuned by numabench tune since", err)
+            rc, out, err = numabench("reset", "--sysfs", root)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(snapshot(root), before, "%s: every file byte for byte after reset" % driver)
+            self.assertFalse(os.path.exists(nb.Machine(root).state_file()))
+
+    def test_write_order(self):
+        """Boost off first, then the floor read afresh; the preference before
+        the governor (intel_pstate refuses a preference under performance)."""
+        for driver in ("intel_pstate", "acpi-cpufreq"):
+            root = self.tree(driver)
+            order = []
+            real = nb.write
+
+            def recording(path, value):
+                order.append(path)
+                real(path, value)
+            with mock.patch.object(nb, "write", recording), contextlib.redirect_stdout(io.StringIO()):
+                nb.cmd_tune(nb.build_parser().parse_args(["tune", "--sysfs", root]))
+            first = lambda name: min(i for i, p in enumerate(order) if p.endswith(name))
+            last = lambda name: max(i for i, p in enumerate(order) if p.endswith(name))
+            boost = "no_turbo" if driver == "intel_pstate" else "cpufreq/boost"
+            self.assertLess(last(boost), first("scaling_min_freq"), driver)
+            self.assertLess(last("scaling_governor"), first("scaling_min_freq"), driver)
+            if driver == "intel_pstate":
+                self.assertLess(last("energy_performance_preference"), first("scaling_governor"))
+            nb.cmd_reset(nb.build_parser().parse_args(["reset", "--sysfs", root]))
+
+    def test_refused_and_clamped_writes_are_reported(self):
+        root = self.tree("intel_pstate")
+        real = nb.write
+
+        def kernel(path, value):
+            if path.endswith("policy1/energy_performance_preference"):
+                raise OSError(errno.EBUSY, os.strerror(errno.EBUSY))
+            real(path, "1200000\n" if path.endswith("policy2/scaling_min_freq") else value)
+        err, out = io.StringIO(), io.StringIO()
+        with mock.patch.object(nb, "write", kernel), contextlib.redirect_stderr(err), \
+                contextlib.redirect_stdout(out):
+            nb.cmd_tune(nb.build_parser().parse_args(["tune", "--sysfs", root]))
+        self.assertIn("the kernel refused %s = performance: Device or resource busy"
+                      % nb.Machine(root).path("cpufreq/policy1/energy_performance_preference"), err.getvalue())
+        self.assertIn("the kernel kept %s = 1200000, not 4700000"
+                      % nb.Machine(root).path("cpufreq/policy2/scaling_min_freq"), err.getvalue())
+        self.assertIn("2 refused", out.getvalue())
+        nb.cmd_reset(nb.build_parser().parse_args(["reset", "--sysfs", root]))
+
+    def test_another_boot_is_refused(self):
+        root = self.tree("acpi-cpufreq")
+        numabench("tune", "--sysfs", root)
+        tuned = snapshot(root)
+        state_file = nb.Machine(root).state_file()
+        with open(state_file) as f:
+            state = json.load(f)
+        state["boot_id"] = "00000000-0000-0000-0000-000000000000"
+        with open(state_file, "w") as f:
+            json.dump(state, f)
+        rc, out, err = numabench("reset", "--sysfs", root)
+        self.assertEqual(rc, 2)
+        self.assertIn("is from another boot", err)
+        self.assertEqual(snapshot(root), tuned, "nothing written back")
+        rc, out, err = numabench("show", "--sysfs", root)
+        self.assertIn("the saved state is from another boot, numabench reset will not write it back", err)
+
+    def test_cpu_sampler(self):
+        root = self.tree("per-policy")
+        sampler = nb.CpuSampler(nb.Machine(root), {0, 1, 2, 3})
+        sampler.start()
+        time.sleep(0.6)
+        got = sampler.result()
+        self.assertEqual(got["frequency_source"], "scaling_cur_freq")
+        # policy0 (CPUs 0, 1) at 2100 MHz, policy2 (CPUs 2, 3) at 2300 MHz
+        self.assertEqual((got["mhz_min"], got["mhz_median"], got["mhz_max"]), (2100.0, 2200.0, 2300.0))
+        self.assertGreaterEqual(got["steal_percent"], 0.0)
+        sampler = nb.CpuSampler(nb.Machine(self.tree("none")), None)
+        sampler.start()
+        time.sleep(0.3)
+        got = sampler.result()
+        if nb.cpuinfo_mhz():
+            self.assertEqual(got["frequency_source"], "/proc/cpuinfo")
+            self.assertGreater(got["mhz_min"], 0)
+
+    def test_bad_sysfs(self):
+        rc, out, err = numabench("show", "--sysfs", os.path.join(self.tmp, "nothing"))
+        self.assertEqual(rc, 2)
+        self.assertIn("has no devices/system/cpu", err)
+
+
+@unittest.skipUnless(have_postgres(), "needs PostgreSQL")
+class KilledWhileTuned(unittest.TestCase):
+    def test_sigkill_then_reset(self):
+        """A run --tune killed with SIGKILL leaves the machine tuned: the next
+        command says so, and reset restores every file."""
+        tmp = tempfile.mkdtemp(prefix="numabench-kill-")
+        root = os.path.join(tmp, "sys")
+        make_sysfs(root, "acpi-cpufreq")
+        before = snapshot(root)
+        state_file = nb.Machine(root).state_file()
+        run = subprocess.Popen([sys.executable, os.path.join(HERE, "numabench"), "run", "--tune",
+                                "--sysfs", root, "--pg-config", "/usr/lib/postgresql/15/bin/pg_config",
+                                "--config", "baseline", "--runs", "1", "--duration", "30", "--warmup", "0",
+                                "--scale", "1", "--clients", "1", "--port", "54780",
+                                "--out", os.path.join(tmp, "out")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline and not os.path.exists(state_file):
+                time.sleep(0.1)
+            time.sleep(0.5)
+            self.assertTrue(os.path.exists(state_file), "run --tune saved the state")
+            self.assertEqual(self.boost(root), "0", "tuned while it runs")
+            os.kill(run.pid, signal.SIGKILL)
+            run.wait()
+            rc, out, err = numabench("show", "--sysfs", root)
+            self.assertIn("numabench run --tune (pid %d, killed before it could reset)" % run.pid, err)
+            self.assertIn("numabench reset --sysfs %s restores it" % root, err)
+            rc, out, err = numabench("reset", "--sysfs", root)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(snapshot(root), before, "every file byte for byte after reset")
+        finally:
+            # the killed run could not stop its server and pgbench, nor
+            # remove its work directory
+            workdirs = set()
+            for line in subprocess.run(["pgrep", "-f", "-a", "/numabench-[a-z0-9_]{8}/"],
+                                       capture_output=True, text=True).stdout.splitlines():
+                pid, _, cmd = line.partition(" ")
+                workdirs.update(re.findall(r"(/\S*/numabench-[a-z0-9_]{8})/", cmd))
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            deadline = time.time() + 10
+            while time.time() < deadline and subprocess.run(
+                    ["pgrep", "-f", "/numabench-[a-z0-9_]{8}/"], capture_output=True).returncode == 0:
+                time.sleep(0.2)
+            for d in workdirs:
+                shutil.rmtree(d, ignore_errors=True)
+            if os.path.exists(state_file):
+                os.unlink(state_file)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def boost(self, root):
+        with open(os.path.join(root, "devices/system/cpu/cpufreq/boost")) as f:
+            return f.read().strip()
 
 
 class TapResult(unittest.TextTestResult):
