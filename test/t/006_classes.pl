@@ -21,6 +21,7 @@ $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'numasched'
 numasched.groups_per_node = 2
 numasched.log_placements = on
+numasched.rebalance_interval = 100ms
 max_worker_processes = 16
 max_connections = 20
 });
@@ -42,6 +43,8 @@ ALTER DATABASE tenantdb SET numasched.cpu_groups = '1';
 ALTER DATABASE tenantdb SET numasched.spill = never;
 ALTER ROLE oltp IN DATABASE tenantdb SET numasched.cpu_groups = '1';
 GRANT pg_read_all_stats TO reporting;
+-- the test's own observing sessions take no room in the groups
+ALTER ROLE postgres SET numasched.enabled = off;
 });
 
 # A session of $role in $db that has sent no query yet, and its pid (from
@@ -136,6 +139,10 @@ is_deeply(\@cpus, [ $group_cpus{1}, $group_cpus{1} ],
 $node->safe_psql('postgres', 'ALTER ROLE reporting SET numasched.spill = nearest');
 my ($spilling, $spilling_pid) = idle_session('reporting', 'postgres');
 $reporting->quit;
+# group 0 has room once the scheduler has measured the idle oltp session
+ok(wait_until(sub {
+	$node->safe_psql('postgres', 'SELECT load < 1 FROM numasched_groups WHERE cpu_group = 0') eq 't' }, 10),
+	'group 0 has room (its oltp session is idle)');
 @cpus = worker_cpus($spilling, $spilling_pid);
 ok((grep { $_ eq $group_cpus{0} } @cpus),
 	"spill = nearest: a worker takes the idle group 0 when group 1 is full (@cpus)");
