@@ -26,6 +26,7 @@ ns_settings_default(ns_settings *settings)
 	settings->imbalance_threshold = 25;
 	settings->max_moves = 8;
 	settings->cooldown_passes = 5;
+	settings->cross_node_only_when_waiting = true;
 }
 
 void
@@ -685,6 +686,8 @@ pick_process(const rebalance_state *st, const ns_settings *settings,
 {
 	const ns_plan *plan = st->plan;
 	int			dst_node = plan->groups[dst].node;
+	bool		cross_node = settings->cross_node_only_when_waiting &&
+		dst_node != plan->groups[src].node;
 	double		src_cpus = plan->groups[src].ncpus;
 	double		dst_cpus = plan->groups[dst].ncpus;
 	int			best = -1;
@@ -702,6 +705,10 @@ pick_process(const rebalance_state *st, const ns_settings *settings,
 			!in_set(procs[p].allowed, dst))
 			continue;
 		if (per_cpu(st, src) - w / src_cpus < per_cpu(st, dst) + w / dst_cpus)
+			continue;
+		/* to another node: only from a group that waits, into a free CPU */
+		if (cross_node && ((per_cpu(st, src) - 1.0) * 100 <= settings->imbalance_threshold ||
+						   per_cpu(st, dst) + w / dst_cpus > 1.0))
 			continue;
 		if (best < 0 || procs[p].weight > procs[best].weight)
 			best = p;

@@ -84,6 +84,15 @@ typedef struct ns_settings
 	int			imbalance_threshold;	/* percent of one CPU, per CPU */
 	int			max_moves;		/* per rebalance pass */
 	int			cooldown_passes;	/* passes a moved process stays put */
+
+	/*
+	 * Move a process to another node only when it pays: its group has more
+	 * work than CPUs (it waits for a CPU) and the other node's group has a
+	 * CPU free for it.  A move between nodes leaves memory behind or costs
+	 * its migration; between two groups that both have a CPU for everyone
+	 * it buys no CPU time.  False: by the imbalance threshold alone.
+	 */
+	bool		cross_node_only_when_waiting;
 } ns_settings;
 
 void		ns_settings_default(ns_settings *settings);
