@@ -12,6 +12,32 @@
  * the scheduler has measured it, measured loads after each pass), which
  * tests the placement rules themselves; and on the true load of the trace,
  * which also shows what measuring only every few ticks costs.
+ *
+ * What a NUMA machine charges for is memory accessed from another node, for
+ * the life of a process, so the headline is memory-access locality over
+ * time.  The model (one tick stands for about 100 ms):
+ * - a process allocates, every tick it lives, as much as it runs (one unit
+ *   per CPU busy, 0.05 for an idle session) on the node it runs on at the
+ *   time: first touch, the kernel's local policy and numasched's
+ *   memory_policy = local or preferred;
+ * - its accesses in a tick are as many as it runs; a parallel worker's go
+ *   half to its own memory and half to its leader's (the shared state of the
+ *   query: the DSM segment and the leader's buffers it reads);
+ * - a process moved to another node takes its memory along with
+ *   numasched.migrate_memory (on, as in the extension: migrate_pages), else
+ *   leaves it where it is;
+ * - locality = the share of accesses, summed over processes and ticks, that
+ *   find their memory on the node the process runs on.
+ * The "linux" baseline is what a DBA has without numasched: a process starts
+ * in the least loaded group (fork balancing looks for the idlest CPU, NUMA
+ * or not), the load balancer moves tasks between groups on any node by the
+ * same imbalance threshold as numasched's (nearest domains first, as the
+ * scheduling domains do), and pages follow slowly, as automatic NUMA
+ * balancing migrates them on the next fault after a scan: every
+ * AUTONUMA_PERIOD ticks (numa_balancing_scan_period_min_ms, 1 s) a process's
+ * remote memory moves AUTONUMA_SHARE of the way to its node (a scan covers
+ * numa_balancing_scan_size_mb, 256 MB, about a quarter of a busy backend's
+ * memory).  The task-to-memory half of NUMA balancing is not modelled.
  */
 #include "plan.h"
 
@@ -49,11 +75,18 @@ typedef struct sim_options
 	int			workers;
 	int			parallel_rate;	/* per mille per session and tick */
 	int			rebalance_every;
+	bool		migrate_memory;
 } sim_options;
+
+#define IDLE_TOUCH 0.05
+#define WORKER_LEADER_SHARE 0.5
+#define AUTONUMA_PERIOD 10
+#define AUTONUMA_SHARE 0.25
 
 typedef enum sim_policy
 {
 	POLICY_NUMASCHED,
+	POLICY_LINUX,
 	POLICY_RANDOM_NODE,
 	POLICY_ROUND_ROBIN,
 	POLICY_FIRST_FIT,
@@ -61,7 +94,7 @@ typedef enum sim_policy
 } sim_policy;
 
 static const char *const policy_names[NPOLICIES] = {
-	"numasched", "random-node", "round-robin", "first-fit"
+	"numasched", "linux", "random-node", "round-robin", "first-fit"
 };
 
 /* Worker placements judged against one view of the load. */
@@ -84,6 +117,8 @@ typedef struct sim_result
 	long		imbalance_samples;
 	long		moves;
 	long		moves_by_hops[3];	/* same node, 1 hop, farther */
+	double		local_accesses;
+	double		accesses;
 } sim_result;
 
 /* splitmix64: small, seedable, and the same on every platform */
@@ -196,6 +231,8 @@ typedef struct sim_proc
 	uint32_t	counted;		/* what the policy's bookkeeping counts */
 	uint32_t	moved_pass;
 	int			keep_node;
+	int			leader;			/* a worker's leader (proc index), or -1 */
+	float	   *memory;			/* units per node index */
 } sim_proc;
 
 typedef struct sim_state
@@ -206,6 +243,8 @@ typedef struct sim_state
 	ns_loads	counted;		/* the policy's view */
 	ns_loads	truth;			/* the trace's weights */
 	sim_proc   *procs;
+	float	   *memory;			/* nnodes per proc */
+	bool		migrate_memory;
 	int			nprocs;
 	uint64_t	rng;
 	int			round_robin;
@@ -230,6 +269,17 @@ baseline_place(sim_state *st)
 			}
 		case POLICY_ROUND_ROBIN:
 			return st->round_robin++ % plan->ngroups;
+		case POLICY_LINUX:
+			{
+				/* fork balancing: the idlest group, by what really runs */
+				int			best = 0;
+
+				for (int g = 1; g < plan->ngroups; g++)
+					if ((uint64_t) st->truth.group[g] * plan->groups[best].ncpus <
+						(uint64_t) st->truth.group[best] * plan->groups[g].ncpus)
+						best = g;
+				return best;
+			}
 		case POLICY_FIRST_FIT:
 			{
 				int			best = 0;
@@ -250,10 +300,12 @@ baseline_place(sim_state *st)
 }
 
 static int
-add_proc(sim_state *st, int group, uint32_t weight, int keep_node)
+add_proc(sim_state *st, int group, uint32_t weight, int keep_node, int leader)
 {
 	int			i = st->nprocs++;
 
+	st->procs[i].leader = leader;
+	st->procs[i].memory = st->memory + (size_t) i * st->plan->topo->nnodes;
 	st->procs[i].alive = true;
 	st->procs[i].group = group;
 	st->procs[i].weight = weight;
@@ -292,7 +344,7 @@ place_backend(sim_state *st, uint32_t weight)
 	}
 	else
 		group = baseline_place(st);
-	return add_proc(st, group, weight, -1);
+	return add_proc(st, group, weight, -1, -1);
 }
 
 /* Judges one worker placement against the loads in "view". */
@@ -334,9 +386,10 @@ judge(const sim_state *st, const ns_loads *view, int leader_node, int node, sim_
 }
 
 static int
-place_worker(sim_state *st, int leader_group, int number)
+place_worker(sim_state *st, int leader, int number)
 {
 	const ns_plan *plan = st->plan;
+	int			leader_group = st->procs[leader].group;
 	int			leader_node = plan->groups[leader_group].node;
 	int			group;
 	int			node;
@@ -359,7 +412,29 @@ place_worker(sim_state *st, int leader_group, int number)
 	judge(st, &st->counted, leader_node, node, &st->result->seen);
 	judge(st, &st->truth, leader_node, node, &st->result->truth);
 	return add_proc(st, group, NS_CPU_LOAD,
-					st->settings->parallel == NS_PARALLEL_COMPACT ? leader_node : -1);
+					st->policy == POLICY_NUMASCHED &&
+					st->settings->parallel == NS_PARALLEL_COMPACT ? leader_node : -1, leader);
+}
+
+/*
+ * A moved process: numasched with migrate_memory takes its memory along to
+ * its new node; anything else leaves it (the kernel's pages follow later,
+ * see autonuma()).
+ */
+static void
+move_memory(sim_state *st, sim_proc *p, int to_node)
+{
+	int			nn = st->plan->topo->nnodes;
+	float		total = 0;
+
+	if (st->policy != POLICY_NUMASCHED || !st->migrate_memory)
+		return;
+	for (int n = 0; n < nn; n++)
+	{
+		total += p->memory[n];
+		p->memory[n] = 0;
+	}
+	p->memory[to_node] = total;
 }
 
 /*
@@ -392,14 +467,26 @@ measure_and_rebalance(sim_state *st, uint32_t pass)
 		procs[n].allowed = NULL;
 		index[n++] = i;
 	}
-	nmoves = st->policy != POLICY_NUMASCHED ? 0 :
-		ns_rebalance(plan, st->settings, procs, n, pass, moves, 64);
+	if (st->policy == POLICY_NUMASCHED)
+		nmoves = ns_rebalance(plan, st->settings, procs, n, pass, moves, 64);
+	else if (st->policy == POLICY_LINUX)
+	{
+		/* the kernel's balancer: by load alone, NUMA or not */
+		ns_settings linux_balancer = *st->settings;
+
+		linux_balancer.cross_node_only_when_waiting = false;
+		linux_balancer.max_steal_distance = 0;
+		nmoves = ns_rebalance(plan, &linux_balancer, procs, n, pass, moves, 64);
+	}
+	else
+		nmoves = 0;
 	for (int m = 0; m < nmoves; m++)
 	{
 		sim_proc   *p = &st->procs[index[moves[m].proc]];
 
 		ns_loads_add(plan, &st->counted, p->group, -(int64_t) p->counted);
 		ns_loads_add(plan, &st->truth, p->group, -(int64_t) p->weight);
+		move_memory(st, p, plan->groups[moves[m].to_group].node);
 		p->group = moves[m].to_group;
 		p->moved_pass = pass;
 		ns_loads_add(plan, &st->counted, p->group, p->counted);
@@ -409,6 +496,71 @@ measure_and_rebalance(sim_state *st, uint32_t pass)
 	}
 	free(procs);
 	free(index);
+}
+
+/* Every AUTONUMA_PERIOD ticks, the linux baseline's pages follow their task. */
+static void
+autonuma(sim_state *st)
+{
+	int			nn = st->plan->topo->nnodes;
+
+	for (int i = 0; i < st->nprocs; i++)
+	{
+		sim_proc   *p = &st->procs[i];
+		int			here = st->plan->groups[p->group].node;
+
+		if (!p->alive)
+			continue;
+		for (int n = 0; n < nn; n++)
+		{
+			float		moved = n == here ? 0 : p->memory[n] * (float) AUTONUMA_SHARE;
+
+			p->memory[n] -= moved;
+			p->memory[here] += moved;
+		}
+	}
+}
+
+/* Share of a process's memory on "node" (1 with none yet: nothing remote). */
+static double
+share_on(const sim_proc *p, int node, int nn)
+{
+	double		total = 0;
+
+	for (int n = 0; n < nn; n++)
+		total += p->memory[n];
+	return total > 0 ? p->memory[node] / total : 1.0;
+}
+
+/*
+ * One tick of memory: every live process touches memory where it runs, and
+ * its accesses are counted local or remote.
+ */
+static void
+touch_memory(sim_state *st)
+{
+	const ns_plan *plan = st->plan;
+	int			nn = plan->topo->nnodes;
+
+	for (int i = 0; i < st->nprocs; i++)
+	{
+		sim_proc   *p = &st->procs[i];
+		int			node;
+		double		runs,
+					local;
+
+		if (!p->alive)
+			continue;
+		node = plan->groups[p->group].node;
+		runs = p->weight >= NS_CPU_LOAD ? 1.0 : IDLE_TOUCH;
+		p->memory[node] += (float) runs;
+		local = share_on(p, node, nn);
+		if (p->leader >= 0)
+			local = (1 - WORKER_LEADER_SHARE) * local +
+				WORKER_LEADER_SHARE * share_on(&st->procs[p->leader], node, nn);
+		st->result->local_accesses += runs * local;
+		st->result->accesses += runs;
+	}
 }
 
 static void
@@ -451,7 +603,9 @@ replay(const ns_plan *plan, const ns_settings *settings, const sim_options *opt,
 	st.rng = opt->seed ^ UINT64_C(0x5DEECE66D);
 	st.result = result;
 	st.procs = malloc(max_procs * sizeof(sim_proc));
-	if (!session_proc || !query_first || !st.procs ||
+	st.memory = calloc((size_t) max_procs * plan->topo->nnodes, sizeof(float));
+	st.migrate_memory = opt->migrate_memory;
+	if (!session_proc || !query_first || !st.procs || !st.memory ||
 		!ns_loads_alloc(plan, &st.counted) || !ns_loads_alloc(plan, &st.truth))
 		plan_fail("out of memory in the simulation");
 
@@ -478,21 +632,24 @@ replay(const ns_plan *plan, const ns_settings *settings, const sim_options *opt,
 		while (next_query < trace->nqueries && trace->queries[next_query].start == t)
 		{
 			const sim_query *query = &trace->queries[next_query];
-			int			leader_group = st.procs[session_proc[query->session]].group;
 
 			query_first[next_query] = st.nprocs;
 			for (int w = 0; w < opt->workers; w++)
-				place_worker(&st, leader_group, w);
+				place_worker(&st, session_proc[query->session], w);
 			next_query++;
 		}
 		if (opt->rebalance_every > 0 &&
 			t % opt->rebalance_every == opt->rebalance_every - 1)
 			measure_and_rebalance(&st, ++pass);
+		if (policy == POLICY_LINUX && t % AUTONUMA_PERIOD == AUTONUMA_PERIOD - 1)
+			autonuma(&st);
+		touch_memory(&st);
 		sample_imbalance(&st);
 	}
 	ns_loads_free(&st.counted);
 	ns_loads_free(&st.truth);
 	free(st.procs);
+	free(st.memory);
 	free(session_proc);
 	free(query_first);
 }
@@ -524,10 +681,13 @@ plan_simulate_main(int argc, char **argv)
 		{"parallel-rate", required_argument, NULL, 'p'},
 		{"rebalance-every", required_argument, NULL, 'r'},
 		{"json", no_argument, NULL, 'j'},
+		{"no-migrate-memory", no_argument, NULL, 'M'},
+		{"imbalance-threshold", required_argument, NULL, 'i'},
+		{"cross-node-moves", required_argument, NULL, 'x'},
 		{NULL, 0, NULL, 0}
 	};
 	plan_env	env = {0};
-	sim_options opt = {1, 2000, -1, 300, 4, 10, 10};
+	sim_options opt = {1, 2000, -1, 300, 4, 10, 10, true};
 	bool		json = false;
 	sim_trace	trace;
 	sim_result	results[NPOLICIES];
@@ -559,6 +719,20 @@ plan_simulate_main(int argc, char **argv)
 			case 'j':
 				json = true;
 				break;
+			case 'M':
+				opt.migrate_memory = false;
+				break;
+			case 'i':
+				env.settings.imbalance_threshold = plan_int_option("--imbalance-threshold", optarg, 1, 1000);
+				break;
+			case 'x':
+				if (strcmp(optarg, "when-waiting") == 0)
+					env.settings.cross_node_only_when_waiting = true;
+				else if (strcmp(optarg, "by-imbalance") == 0)
+					env.settings.cross_node_only_when_waiting = false;
+				else
+					plan_fail("--cross-node-moves must be when-waiting or by-imbalance, not \"%s\"", optarg);
+				break;
 			default:
 				if (!plan_common_option(&env, o, optarg))
 					plan_fail("unrecognized option \"%s\" (see numasched-plan --help)", argv[optind - 1]);
@@ -588,14 +762,16 @@ plan_simulate_main(int argc, char **argv)
 		{
 			sim_result *r = &results[p];
 
-			printf("%s{\"policy\":\"%s\",\"workers\":%ld,\"on_leader_node\":%ld,",
-				   p ? "," : "", policy_names[p], r->workers, r->on_leader_node);
+			printf("%s{\"policy\":\"%s\",\"locality_percent\":%.3f,\"workers\":%ld,\"on_leader_node\":%ld,",
+				   p ? "," : "", policy_names[p], 100.0 * r->local_accesses / (r->accesses > 0 ? r->accesses : 1),
+				   r->workers, r->on_leader_node);
 			print_judged_json("seen", &r->seen);
 			print_judged_json("truth", &r->truth);
 			printf("\"imbalance\":%.4f,\"moves\":%ld,\"moves_same_node\":%ld,"
-				   "\"moves_1_hop\":%ld,\"moves_farther\":%ld}",
+				   "\"moves_1_hop\":%ld,\"moves_farther\":%ld,\"moves_cross_node\":%ld}",
 				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0,
-				   r->moves, r->moves_by_hops[0], r->moves_by_hops[1], r->moves_by_hops[2]);
+				   r->moves, r->moves_by_hops[0], r->moves_by_hops[1], r->moves_by_hops[2],
+				   r->moves_by_hops[1] + r->moves_by_hops[2]);
 		}
 		printf("]}\n");
 	}
@@ -605,10 +781,11 @@ plan_simulate_main(int argc, char **argv)
 			   "%d groups on %d nodes, a scheduler pass every %d ticks\n",
 			   (unsigned long long) opt.seed, opt.ticks, trace.nsessions, trace.nqueries,
 			   opt.workers, env.plan->ngroups, env.topo->nnodes, opt.rebalance_every);
-		printf("%-12s %13s %17s %7s %17s %9s %6s\n",
-			   "", "workers on", "on leader's node", "", "spills to nearest", "imbalance", "");
-		printf("%-12s %13s %17s %7s %17s %9s %6s\n",
-			   "policy", "leader's node", "when it had room", "spills", "node with room", "per CPU", "moves");
+		printf("%-12s %9s %13s %17s %7s %17s %9s %6s %6s\n",
+			   "", "memory", "workers on", "on leader's node", "", "spills to nearest", "imbalance", "", "cross-");
+		printf("%-12s %9s %13s %17s %7s %17s %9s %6s %6s\n",
+			   "policy", "locality", "leader's node", "when it had room", "spills", "node with room", "per CPU",
+			   "moves", "node");
 		for (int p = 0; p < NPOLICIES; p++)
 		{
 			sim_result *r = &results[p];
@@ -621,11 +798,15 @@ plan_simulate_main(int argc, char **argv)
 			snprintf(nearest, sizeof(nearest), "%.1f%% (%.1f%%)",
 					 percent(r->seen.spills_nearest, r->seen.spills),
 					 percent(r->truth.spills_nearest, r->truth.spills));
-			printf("%-12s %12.1f%% %17s %7ld %17s %9.3f %6ld\n", policy_names[p],
+			printf("%-12s %8.1f%% %12.1f%% %17s %7ld %17s %9.3f %6ld %6ld\n", policy_names[p],
+				   100.0 * r->local_accesses / (r->accesses > 0 ? r->accesses : 1),
 				   percent(r->on_leader_node, r->workers), local, r->seen.spills, nearest,
-				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0, r->moves);
+				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0, r->moves,
+				   r->moves_by_hops[1] + r->moves_by_hops[2]);
 		}
-		printf("Room is judged on the load the policy's bookkeeping knew (a new process counts\n"
+		printf("Memory locality: the share of memory accesses, over processes and ticks, that find\n"
+			   "their memory on the node the process runs on (see --help for the model).\n"
+			   "Room is judged on the load the policy's bookkeeping knew (a new process counts\n"
 			   "one CPU until the scheduler measures it); in parentheses, on the trace's true load.\n");
 	}
 	free(trace.sessions);
