@@ -119,6 +119,8 @@ typedef struct sim_result
 	long		moves_by_hops[3];	/* same node, 1 hop, farther */
 	double		local_accesses;
 	double		accesses;
+	double		waiting;		/* CPU demand above the CPUs of its group */
+	double		demand;
 } sim_result;
 
 /* splitmix64: small, seedable, and the same on every platform */
@@ -209,6 +211,71 @@ make_trace(const sim_options *opt, sim_trace *trace)
 			trace->nqueries++;
 		}
 	}
+}
+
+/*
+ * A trace written by hand (--trace FILE), for checks whose locality can be
+ * worked out on paper: one line per session, "session ARRIVE LEAVE busy|idle",
+ * and per parallel query, "query SESSION START END" (SESSION counts the
+ * session lines from 0); "#" starts a comment.
+ */
+static void
+read_trace(const char *path, const sim_options *opt, sim_trace *trace)
+{
+	FILE	   *f = fopen(path, "r");
+	char		line[256];
+	int			lineno = 0;
+	int			cap = 16,
+				qcap = 16;
+
+	if (f == NULL)
+		plan_fail("cannot read the trace \"%s\"", path);
+	trace->nsessions = trace->nqueries = 0;
+	trace->sessions = malloc(cap * sizeof(sim_session));
+	trace->queries = malloc(qcap * sizeof(sim_query));
+	while (fgets(line, sizeof(line), f))
+	{
+		char		word[16],
+					kind[16];
+		int			a,
+					b,
+					c,
+					n;
+
+		lineno++;
+		line[strcspn(line, "#\n")] = '\0';
+		if (sscanf(line, "%15s", word) != 1)
+			continue;
+		if (strcmp(word, "session") == 0 &&
+			sscanf(line, "%*s %d %d %15s %n", &a, &b, kind, &n) == 3 && line[n] == '\0' &&
+			a >= 0 && b > a && (strcmp(kind, "busy") == 0 || strcmp(kind, "idle") == 0))
+		{
+			if (trace->nsessions == cap)
+				trace->sessions = realloc(trace->sessions, (cap *= 2) * sizeof(sim_session));
+			trace->sessions[trace->nsessions].arrive = a;
+			trace->sessions[trace->nsessions].leave = b;
+			trace->sessions[trace->nsessions++].weight = kind[0] == 'b' ? NS_CPU_LOAD : NS_CPU_LOAD / 20;
+		}
+		else if (strcmp(word, "query") == 0 &&
+				 sscanf(line, "%*s %d %d %d %n", &a, &b, &c, &n) == 3 && line[n] == '\0' &&
+				 a >= 0 && a < trace->nsessions && b > trace->sessions[a].arrive && c > b &&
+				 c <= trace->sessions[a].leave)
+		{
+			if (trace->nqueries == qcap)
+				trace->queries = realloc(trace->queries, (qcap *= 2) * sizeof(sim_query));
+			trace->queries[trace->nqueries].session = a;
+			trace->queries[trace->nqueries].start = b;
+			trace->queries[trace->nqueries++].end = c;
+		}
+		else
+			plan_fail("%s:%d: expected \"session ARRIVE LEAVE busy|idle\" or \"query SESSION START END\" "
+					  "(a query inside its session's life, after it arrives), not \"%s\"", path, lineno, line);
+	}
+	fclose(f);
+	for (int i = 1; i < trace->nsessions; i++)
+		if (trace->sessions[i].arrive < trace->sessions[i - 1].arrive)
+			plan_fail("%s: sessions must be listed in the order they arrive", path);
+	(void) opt;
 }
 
 static int
@@ -580,6 +647,14 @@ sample_imbalance(sim_state *st)
 			hi = per_cpu;
 	}
 	st->result->imbalance_sum += hi - lo;
+	for (int g = 0; g < plan->ngroups; g++)
+	{
+		double		load = (double) st->truth.group[g] / NS_CPU_LOAD;
+
+		st->result->demand += load;
+		if (load > plan->groups[g].ncpus)
+			st->result->waiting += load - plan->groups[g].ncpus;
+	}
 	st->result->imbalance_samples++;
 }
 
@@ -684,11 +759,13 @@ plan_simulate_main(int argc, char **argv)
 		{"no-migrate-memory", no_argument, NULL, 'M'},
 		{"imbalance-threshold", required_argument, NULL, 'i'},
 		{"cross-node-moves", required_argument, NULL, 'x'},
+		{"trace", required_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0}
 	};
 	plan_env	env = {0};
 	sim_options opt = {1, 2000, -1, 300, 4, 10, 10, true};
 	bool		json = false;
+	const char *trace_file = NULL;
 	sim_trace	trace;
 	sim_result	results[NPOLICIES];
 	int			o;
@@ -722,6 +799,9 @@ plan_simulate_main(int argc, char **argv)
 			case 'M':
 				opt.migrate_memory = false;
 				break;
+			case 'T':
+				trace_file = optarg;
+				break;
 			case 'i':
 				env.settings.imbalance_threshold = plan_int_option("--imbalance-threshold", optarg, 1, 1000);
 				break;
@@ -747,7 +827,10 @@ plan_simulate_main(int argc, char **argv)
 	if (opt.sessions < 0)
 		opt.sessions = (ns_cpuset_count(&env.topo->usable) + 1) / 2;
 
-	make_trace(&opt, &trace);
+	if (trace_file)
+		read_trace(trace_file, &opt, &trace);
+	else
+		make_trace(&opt, &trace);
 	qsort(trace.queries, trace.nqueries, sizeof(sim_query), compare_query_start);
 	for (int p = 0; p < NPOLICIES; p++)
 		replay(env.plan, &env.settings, &opt, &trace, p, &results[p]);
@@ -768,10 +851,12 @@ plan_simulate_main(int argc, char **argv)
 			print_judged_json("seen", &r->seen);
 			print_judged_json("truth", &r->truth);
 			printf("\"imbalance\":%.4f,\"moves\":%ld,\"moves_same_node\":%ld,"
-				   "\"moves_1_hop\":%ld,\"moves_farther\":%ld,\"moves_cross_node\":%ld}",
+				   "\"moves_1_hop\":%ld,\"moves_farther\":%ld,\"moves_cross_node\":%ld,"
+				   "\"waiting_percent\":%.3f}",
 				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0,
 				   r->moves, r->moves_by_hops[0], r->moves_by_hops[1], r->moves_by_hops[2],
-				   r->moves_by_hops[1] + r->moves_by_hops[2]);
+				   r->moves_by_hops[1] + r->moves_by_hops[2],
+				   100.0 * r->waiting / (r->demand > 0 ? r->demand : 1));
 		}
 		printf("]}\n");
 	}
