@@ -1,10 +1,11 @@
 /*
  * scheduler.c - the "numasched scheduler" background worker
  *
- * Every numasched.rebalance_interval it measures the CPU time each placed
- * process used since the last pass (/proc/PID/schedstat), counts it as the
- * process's load, and lets the core propose moves from the busiest groups
- * to idle groups, same node first, then nodes in steal order, never beyond
+ * Every numasched.rebalance_interval it measures the CPU each placed process
+ * ran and waited for since the last pass (/proc/PID/schedstat), counts it as
+ * the process's load, and lets the core propose moves from the busiest groups
+ * to idle groups, same node first, then, when the group waits for CPUs
+ * (numasched.cross_node_moves), nodes in steal order, never beyond
  * numasched.max_steal_distance.  A moved process is not moved again for five
  * passes.  The books are updated, and the processes bound
  * (sched_setaffinity), under the lock, so that the group last written is the
@@ -153,6 +154,8 @@ read_cpu_ns(cpu_sample *s, pid_t pid, uint64 *cpu_ns)
 	ssize_t		n;
 	int			fd = s->fd;
 	bool		keep = true;
+	unsigned long long ran,
+				waited;
 
 	if (s->pid != pid || fd < 0)
 	{
@@ -180,12 +183,20 @@ read_cpu_ns(cpu_sample *s, pid_t pid, uint64 *cpu_ns)
 		return false;
 	}
 	buf[n] = '\0';
-	return sscanf(buf, "%llu", (unsigned long long *) cpu_ns) == 1;
+	/* the time it ran and the time it waited on a run queue */
+	if (sscanf(buf, "%llu %llu", &ran, &waited) != 2)
+		return false;
+	*cpu_ns = ran + waited;
+	return true;
 }
 
 /*
  * Measured load of the process in slot i since the last pass, in
- * NS_CPU_LOAD units; false until a process has been seen twice.
+ * NS_CPU_LOAD units: the CPU it would have used with a CPU of its own (the
+ * time it ran and the time it waited for a CPU), so that a group with more
+ * work than CPUs shows more load than CPUs, which is when a move to another
+ * node pays (numasched.cross_node_moves).  False until a process has been
+ * seen twice.
  */
 static bool
 measure(int i, pid_t pid, TimestampTz now, uint32 *weight)

@@ -30,6 +30,12 @@ static const struct config_enum_entry memory_policy_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry cross_node_options[] = {
+	{"when_waiting", CROSS_NODE_WHEN_WAITING, false},
+	{"by_imbalance", CROSS_NODE_BY_IMBALANCE, false},
+	{NULL, 0, false}
+};
+
 static const struct config_enum_entry spill_options[] = {
 	{"nearest", SPILL_NEAREST, false},
 	{"never", SPILL_NEVER, false},
@@ -51,6 +57,7 @@ int			numasched_memory_policy = NS_MEMORY_LOCAL;
 int			numasched_shared_memory = SHARED_MEMORY_DEFAULT;
 int			numasched_rebalance_interval = 1000;
 int			numasched_imbalance_threshold = 25;
+int			numasched_cross_node_moves = CROSS_NODE_WHEN_WAITING;
 bool		numasched_migrate_memory = true;
 bool		numasched_copy_inherited_pages = true;
 char	   *numasched_nodes = NULL;
@@ -355,6 +362,12 @@ numasched_define_settings(void)
 							NULL, &numasched_imbalance_threshold, 25, 1, 1000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
+	DefineCustomEnumVariable("numasched.cross_node_moves",
+							 "When the scheduler moves a process to another node: when_waiting (its group has more work than CPUs and the other node a free CPU), or by_imbalance (by numasched.imbalance_threshold alone, as within a node).",
+							 NULL, &numasched_cross_node_moves, CROSS_NODE_WHEN_WAITING,
+							 cross_node_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("numasched.migrate_memory",
 							 "Moves a process's private memory along when it is moved to another node.",
 							 NULL, &numasched_migrate_memory, true,
@@ -410,4 +423,5 @@ numasched_settings(ns_settings *settings)
 	settings->max_steal_distance = numasched_max_steal_distance;
 	settings->parallel = numasched_parallel_placement;
 	settings->imbalance_threshold = numasched_imbalance_threshold;
+	settings->cross_node_only_when_waiting = numasched_cross_node_moves == CROSS_NODE_WHEN_WAITING;
 }

@@ -20,6 +20,7 @@ extern int	numasched_max_steal_distance;
 extern int	numasched_memory_policy;
 extern int	numasched_rebalance_interval;
 extern int	numasched_imbalance_threshold;
+extern int	numasched_cross_node_moves;
 extern bool numasched_migrate_memory;
 extern bool numasched_copy_inherited_pages;
 extern char *numasched_nodes;
@@ -28,6 +29,12 @@ extern int	numasched_spill;
 extern bool numasched_log_placements;
 extern int	numasched_shared_memory;
 extern char *numasched_interleave_nodes_list;
+
+typedef enum numasched_cross_node_mode
+{
+	CROSS_NODE_WHEN_WAITING,
+	CROSS_NODE_BY_IMBALANCE
+} numasched_cross_node_mode;
 
 typedef enum numasched_spill_mode
 {

@@ -122,7 +122,8 @@ is(join(',', map { $_->{cpus} } @{ $t->{nodes} }), $allowed,
 # --- the simulator -----------------------------------------------------------
 for my $fixture (qw(epyc-nps4 8x30 xeon-snc2 epyc-nps1)) {
 	my $s = json_of('simulate', '--sysfs', "$fx/$fixture", '--json');
-	my ($ns, $random) = @{ $s->{policies} }[ 0, 1 ];
+	my %by = map { $_->{policy} => $_ } @{ $s->{policies} };
+	my ($ns, $random) = ($s->{policies}[0], $by{'random-node'});
 	is($ns->{policy}, 'numasched', "$fixture: first policy is numasched");
 	cmp_ok($s->{parallel_queries}, '>', 100, "$fixture: the trace has parallel queries");
 	my $seen = $ns->{seen};
@@ -143,7 +144,54 @@ $s = json_of('simulate', '--sysfs', "$fx/epyc-nps4", '--json', '--parallel', 'sp
 cmp_ok($s->{policies}[0]{on_leader_node}, '<', $s->{policies}[0]{workers} / 2,
 	'simulate spread: most workers leave the leader\'s node');
 ($rc, $out) = plan_run('simulate', '--sysfs', "$fx/epyc-nps4");
-like($out, qr/^numasched .*\n^random-node .*\n^round-robin .*\n^first-fit /m, 'simulate: text table of all policies');
+like($out, qr/^numasched .*\n^linux .*\n^random-node .*\n^round-robin .*\n^first-fit /m, 'simulate: text table of all policies');
+
+# --- memory locality over time -------------------------------------------------
+# hand-written traces on two 16-CPU nodes, node 0 cut to 2 CPUs: worked out on
+# paper, per tick a process's accesses are as many as it runs, a worker's half
+# to its own memory and half to its leader's
+my $traces = tempdir('numasched-traces-XXXX', TMPDIR => 1, CLEANUP => 1);
+sub trace_file {
+	my ($name, $text) = @_;
+	open(my $fh, '>', "$traces/$name") or die;
+	print $fh $text;
+	close($fh);
+	return "$traces/$name";
+}
+my @small = ('simulate', '--sysfs', "$fx/cxl", '--groups-per-node', 1, '--cpus', '0-1,16-31', '--json',
+	'--ticks', 10);
+my %by = map { $_->{policy} => $_ } @{ json_of(@small, '--trace', trace_file('one', "session 0 10 busy\n"))->{policies} };
+is($by{$_}{locality_percent}, 100, "one session alone: all its accesses are local ($_)") for sort keys %by;
+# a busy leader (10 ticks, node 0) and a query of 4 workers for ticks 2-5: with
+# the leader, node 0 has room for one worker; numasched puts the other three
+# on node 1: 10 + 4 + 3 x 4 x 0.5 = 20 local of 10 + 16 accesses
+%by = map { $_->{policy} => $_ } @{ json_of(@small, '--trace',
+	trace_file('spill', "session 0 10 busy\nquery 0 2 6  # 4 workers\n"))->{policies} };
+is($by{numasched}{locality_percent}, sprintf('%.3f', 100 * 20 / 26) + 0, 'a spilled query: numasched 20/26 local');
+# linux puts the four workers in the idlest group, node 1: 10 + 4 x 4 x 0.5 = 18
+is($by{linux}{locality_percent}, sprintf('%.3f', 100 * 18 / 26) + 0, '...linux 18/26');
+refused([ @small, '--trace', trace_file('bad', "session 0 10 busy\nquery 3 2 6\n") ],
+	'bad:2: expected "session ARRIVE LEAVE busy\|idle" or "query SESSION START END"', 'a query of no session');
+refused([ @small, '--trace', "$traces/none" ], 'cannot read the trace', 'a missing trace');
+
+# the targets of the policy, on the shapes it was tuned on and two held back
+for my $fixture (qw(epyc-nps4 8x30 epyc-nps2 xeon-snc2)) {
+	my $s = json_of('simulate', '--sysfs', "$fx/$fixture", '--json');
+	my $before = json_of('simulate', '--sysfs', "$fx/$fixture", '--json', '--cross-node-moves', 'by-imbalance');
+	my ($ns, @others) = @{ $s->{policies} };
+	cmp_ok($ns->{locality_percent}, '>=', 95, "$fixture: numasched's memory locality >= 95% ($ns->{locality_percent})");
+	for my $o (@others) {
+		cmp_ok($ns->{locality_percent}, '>', $o->{locality_percent},
+			"$fixture: ...above $o->{policy}'s ($o->{locality_percent})");
+	}
+	cmp_ok($ns->{moves_cross_node}, '<=', $before->{policies}[0]{moves_cross_node} / 10,
+		"$fixture: cross-node moves at most a tenth of by-imbalance's ($ns->{moves_cross_node} of "
+		  . "$before->{policies}[0]{moves_cross_node})");
+	# what imbalance costs: CPU demand above the CPUs of its group
+	cmp_ok($ns->{waiting_percent}, '<=', $before->{policies}[0]{waiting_percent} + 0.1,
+		"$fixture: CPU demand that waits within 0.1 points of by-imbalance's ($ns->{waiting_percent}% "
+		  . "against $before->{policies}[0]{waiting_percent}%)");
+}
 
 # --- bench: the output format (the numbers go in notes, not in assertions) ----
 ($rc, $out, $err) = plan_run('bench', '--sysfs', "$fx/8x30", '--groups-per-node', 30, '--processes', 1000);

@@ -556,6 +556,47 @@ test_placement(void)
 	ns_topology_free(topo);
 }
 
+/* ---- moves to another node only when they pay ------------------------------ */
+
+static int
+cross_node_moves(const ns_plan *plan, const ns_settings *s, int nprocs)
+{
+	ns_proc		procs[64];
+	ns_move		moves[64];
+	int			n,
+				cross = 0;
+
+	for (int i = 0; i < nprocs; i++)
+		procs[i] = (ns_proc) {0, 1000, 0, -1, NULL};
+	n = ns_rebalance(plan, s, procs, nprocs, 1, moves, 64);
+	for (int m = 0; m < n; m++)
+		cross += plan->groups[moves[m].to_group].node != plan->groups[moves[m].from_group].node;
+	return cross;
+}
+
+static void
+test_cross_node_rule(void)
+{
+	ns_topology *topo = load("cxl", NULL);
+	ns_plan    *plan = plan_of(topo, 1);	/* group 0: node 0, group 1: node 1, 16 CPUs each */
+	ns_settings s;
+
+	ns_settings_default(&s);
+	s.max_moves = 64;
+	tap_ok(s.cross_node_only_when_waiting, "cross-node rule: when waiting by default");
+	is_int(cross_node_moves(plan, &s, 10), 0,
+		   "cross-node rule: 10 busy processes on 16 CPUs all run: none leaves its node");
+	is_int(cross_node_moves(plan, &s, 20), 0,
+		   "cross-node rule: 20 on 16 CPUs (1.25 per CPU) wait no more than the threshold: none moves");
+	is_int(cross_node_moves(plan, &s, 24), 4,
+		   "cross-node rule: 24 on 16 CPUs wait: 4 move, until 1.25 per CPU are left");
+	s.cross_node_only_when_waiting = false;
+	is_int(cross_node_moves(plan, &s, 10), 3,
+		   "by imbalance: 10 on 16 CPUs against an idle node: 3 move (gap 0.625 down to 0.25)");
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+}
+
 /* ---- workload classes ---------------------------------------------------- */
 
 static int
@@ -681,6 +722,8 @@ test_rebalance(void)
 
 	topo = load("epyc-nps4", NULL);
 	plan = plan_of(topo, 1);	/* one group of 32 CPUs per node */
+	/* the order of the moves by imbalance (test_cross_node_rule: when they pay) */
+	s.cross_node_only_when_waiting = false;
 	for (int i = 0; i < 64; i++)
 		procs[i] = (ns_proc) {i < 40 ? 0 : 1, 1000, 0, -1, NULL};
 	/* node 0: 40 busy on 32 CPUs; node 1: 24 busy; node 2 and the rest idle */
@@ -777,6 +820,7 @@ main(int argc, char **argv)
 	test_placement();
 	test_rebalance();
 	test_classes();
+	test_cross_node_rule();
 	test_numa_maps();
 	return tap_done();
 }
