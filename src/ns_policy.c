@@ -639,6 +639,9 @@ ns_place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings
 		group = least_loaded_weighted(plan, loads, settings, home, home_groups, true);
 	if (group < 0)
 		group = least_loaded_weighted(plan, loads, settings, home, home_groups, false);
+	/* a class naming no group of this plan: as if it had none */
+	if (group < 0)
+		group = least_loaded_weighted(plan, loads, settings, home, NULL, false);
 	finish(plan, home, group, result);
 }
 

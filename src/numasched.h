@@ -52,6 +52,7 @@ typedef struct numasched_slot
 	bool		bound;			/* CPU affinity applied */
 	bool		self_placed;	/* gives its slot back itself on exit */
 	bool		keep_node;		/* a compact parallel worker: stays on its node */
+	uint8		parallel_mode;	/* its numasched.parallel_placement, for its workers */
 	int16		class_id;		/* its workload class; -1: none */
 	int			node;			/* node index in the topology */
 	int			group;			/* group of the shared plan; -1: none */
@@ -140,10 +141,10 @@ extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
 extern void numasched_reclass(void);
 
 /*
- * The groups a slot's class may use, for the rebalancer; NULL: any.  Lock
- * held.
+ * The groups of a slot's class, where the rebalancer may move it (it spills
+ * only when placed); NULL: any.  Lock held.
  */
-extern const ns_cpuset *numasched_slot_reach(const numasched_slot *slot);
+extern const ns_cpuset *numasched_slot_home(const numasched_slot *slot);
 
 /* Adopts the memory policy of the node the slot now names (after a move). */
 extern void numasched_follow_slot(void);

@@ -420,8 +420,8 @@ rebalance_pass(void)
 		procs[nprocs].moved_pass = slot->moved_pass;
 		/* under compact, a parallel worker stays on its leader's node */
 		procs[nprocs].keep_node = slot->keep_node ? slot->node : -1;
-		/* and nobody leaves the groups of its class */
-		procs[nprocs].allowed = numasched_slot_reach(slot);
+		/* and nobody is moved out of the groups of its class */
+		procs[nprocs].allowed = numasched_slot_home(slot);
 		proc_slot[nprocs++] = i;
 	}
 	nmoves = ns_rebalance(plan, &settings, procs, nprocs, numasched_state->pass,

@@ -192,13 +192,6 @@ check_nodes(char **newval, void **extra, GucSource source)
 		check_detail_from_core(err);
 		return false;
 	}
-	/* a SET in a session: the session's CPU groups must be on them */
-	if (source >= PGC_S_INTERACTIVE && !InitializingParallelWorker &&
-		!class_fits(text, numasched_cpu_groups ? numasched_cpu_groups : "", err, sizeof(err)))
-	{
-		check_detail_from_core(err);
-		return false;
-	}
 	return true;
 }
 
@@ -209,9 +202,11 @@ check_nodes(char **newval, void **extra, GucSource source)
  * refusal into a WARNING and keeps the server-wide value), not when read
  * from the configuration file: a reload that also changes groups_per_node
  * may check it before the new groups exist.  Whether the groups are on the
- * session's nodes is checked for a SET only: elsewhere the nodes the
- * session will have are not known yet.  A parallel worker checks nothing
- * more than the syntax.
+ * session's numasched.nodes is checked for a SET in a session only (set the
+ * nodes first): elsewhere the nodes the session will have are not known.  A
+ * pair that does not fit is no error anywhere else: the class uses every
+ * group of its nodes, with a WARNING.  A parallel worker checks nothing more
+ * than the syntax.
  */
 static bool
 check_cpu_groups(char **newval, void **extra, GucSource source)
@@ -238,7 +233,7 @@ check_cpu_groups(char **newval, void **extra, GucSource source)
 	 */
 	if (source == PGC_S_FILE || source == PGC_S_DEFAULT || InitializingParallelWorker)
 		return true;
-	if (!class_fits(source >= PGC_S_INTERACTIVE && numasched_nodes ? numasched_nodes : "",
+	if (!class_fits(source == PGC_S_SESSION && numasched_nodes ? numasched_nodes : "",
 					text, err, sizeof(err)))
 	{
 		check_detail_from_core(err);
@@ -247,22 +242,45 @@ check_cpu_groups(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-static void
-assign_class_setting(const char *newval, void *extra)
+/*
+ * A class setting that changes moves the session at its next statement.
+ * The variable still holds the old value here; a reload calls these for
+ * every setting in the file, changed or not.
+ */
+static bool
+text_changed(const char *newval, const char *oldval)
 {
-	numasched_class_changed = true;
+	return strcmp(newval ? newval : "", oldval ? oldval : "") != 0;
 }
 
 static void
-assign_class_enum(int newval, void *extra)
+assign_nodes(const char *newval, void *extra)
 {
-	numasched_class_changed = true;
+	numasched_class_changed |= text_changed(newval, numasched_nodes);
 }
 
 static void
-assign_class_bool(bool newval, void *extra)
+assign_cpu_groups(const char *newval, void *extra)
 {
-	numasched_class_changed = true;
+	numasched_class_changed |= text_changed(newval, numasched_cpu_groups);
+}
+
+static void
+assign_spill(int newval, void *extra)
+{
+	numasched_class_changed |= newval != numasched_spill;
+}
+
+static void
+assign_parallel_placement(int newval, void *extra)
+{
+	numasched_class_changed |= newval != numasched_parallel_placement;
+}
+
+static void
+assign_enabled(bool newval, void *extra)
+{
+	numasched_class_changed |= newval != numasched_enabled;
 }
 
 /* Nodes whose memory we may use and that have some. */
@@ -328,7 +346,7 @@ numasched_define_settings(void)
 	DefineCustomBoolVariable("numasched.enabled",
 							 "Places new backends and parallel workers on NUMA nodes and CPU groups.",
 							 NULL, &numasched_enabled, true,
-							 PGC_SUSET, 0, NULL, assign_class_bool, NULL);
+							 PGC_SUSET, 0, NULL, assign_enabled, NULL);
 
 	DefineCustomIntVariable("numasched.groups_per_node",
 							"Number of CPU groups each NUMA node is split into; 0 means one per last-level cache, else one per node.",
@@ -339,7 +357,7 @@ numasched_define_settings(void)
 							 "Where parallel workers go: compact fills their leader's node first, spread spreads them over the nearest nodes.",
 							 NULL, &numasched_parallel_placement, NS_PARALLEL_COMPACT,
 							 parallel_placement_options,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, 0, NULL, assign_parallel_placement, NULL);
 
 	DefineCustomIntVariable("numasched.max_steal_distance",
 							"Largest SLIT distance a process may be placed or moved away from its home node; 0 means no limit.",
@@ -381,17 +399,17 @@ numasched_define_settings(void)
 	DefineCustomStringVariable("numasched.nodes",
 							   "NUMA nodes a session may run on, as a list like \"0-1,3\"; empty means all nodes.",
 							   NULL, &numasched_nodes, "",
-							   PGC_SUSET, 0, check_nodes, assign_class_setting, NULL);
+							   PGC_SUSET, 0, check_nodes, assign_nodes, NULL);
 
 	DefineCustomStringVariable("numasched.cpu_groups",
 							   "CPU groups (numasched_groups.cpu_group) a session is placed in, as a list like \"0-1,3\"; empty means every group of numasched.nodes.",
 							   NULL, &numasched_cpu_groups, "",
-							   PGC_SUSET, 0, check_cpu_groups, assign_class_setting, NULL);
+							   PGC_SUSET, 0, check_cpu_groups, assign_cpu_groups, NULL);
 
 	DefineCustomEnumVariable("numasched.spill",
 							 "When the CPU groups of a session are full: nearest places it in the nearest group with room on numasched.nodes, never keeps it in its groups.",
 							 NULL, &numasched_spill, SPILL_NEAREST, spill_options,
-							 PGC_SUSET, 0, NULL, assign_class_enum, NULL);
+							 PGC_SUSET, 0, NULL, assign_spill, NULL);
 
 	DefineCustomBoolVariable("numasched.log_placements",
 							 "Logs every placement and move.",

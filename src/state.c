@@ -324,13 +324,31 @@ take_class_locked(const char *nodes, const char *cpu_groups, bool spill_never)
 	return free_id;
 }
 
+/*
+ * A list as one text per set ("1,0" and "0-1" are one class); a list that
+ * does not parse (its check hook refused it) as it is.
+ */
+static void
+canonical_list(const char *text, int limit, char *out, size_t outlen)
+{
+	ns_cpuset	set;
+	char		err[NS_ERRLEN];
+
+	if (text == NULL || text[0] == '\0' || !ns_cpuset_parse(text, strlen(text), limit, &set, err, sizeof(err)) ||
+		ns_cpuset_format(&set, out, outlen) >= outlen)
+		strlcpy(out, text ? text : "", outlen);
+}
+
 /* The class of this process's own settings; lock held. */
 static int
 take_own_class_locked(void)
 {
-	return take_class_locked(numasched_nodes ? numasched_nodes : "",
-							 numasched_cpu_groups ? numasched_cpu_groups : "",
-							 numasched_spill == SPILL_NEVER);
+	char		nodes[NUMASCHED_NODES_LEN];
+	char		groups[NUMASCHED_GROUPS_LEN];
+
+	canonical_list(numasched_nodes, NS_MAX_NODES, nodes, sizeof(nodes));
+	canonical_list(numasched_cpu_groups, NS_MAX_CPUS, groups, sizeof(groups));
+	return take_class_locked(nodes, groups, numasched_spill == SPILL_NEVER);
 }
 
 static void
@@ -340,14 +358,14 @@ drop_class_locked(int class_id)
 		numasched_classes[class_id].refs--;
 }
 
-const ns_cpuset *
-numasched_slot_reach(const numasched_slot *slot)
+static const ns_cpuset *
+slot_reach(const numasched_slot *slot)
 {
 	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].reach : NULL;
 }
 
-static const ns_cpuset *
-slot_home(const numasched_slot *slot)
+const ns_cpuset *
+numasched_slot_home(const numasched_slot *slot)
 {
 	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].home : NULL;
 }
@@ -446,13 +464,13 @@ numasched_sync_plan(void)
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
-		const ns_cpuset *reach = numasched_slot_reach(slot);
+		const ns_cpuset *reach = slot_reach(slot);
 
 		slot->group = ns_group_of_cpu(shared, ns_cpuset_next(&slot->cpus, 0));
 		if (slot->group < 0 || (reach && !ns_cpuset_test(reach, slot->group)))
 		{
 			ns_request	request = {slot->kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0,
-			slot_home(slot), reach};
+			numasched_slot_home(slot), reach};
 			ns_placement where;
 
 			ns_place(shared, &shared_loads, &settings, &request, &where);
@@ -571,6 +589,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	ns_cpuset	cpus;
 	bool		bound;
 	int			class_id = -1;
+	int			parallel_mode = numasched_parallel_placement;
 	char		err[NS_ERRLEN];
 
 	if (self)
@@ -615,11 +634,26 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 
 		if (lslot->pid == leader->pid && lslot->group >= 0)
 			request.leader_group = lslot->group;
-		/* placed from outside, a worker joins its leader's class */
-		if (!self && lslot->pid == leader->pid && lslot->class_id >= 0)
+		else if (!self)
 		{
-			class_id = lslot->class_id;
-			numasched_classes[class_id].refs++;
+			/* its leader is not placed (numasched.enabled off for its role) */
+			numasched_release();
+			return false;
+		}
+
+		/*
+		 * Placed from outside, a worker joins its leader's class and follows
+		 * its leader's parallel_placement, which the scheduler cannot read.
+		 */
+		if (!self)
+		{
+			parallel_mode = lslot->parallel_mode;
+			settings.parallel = parallel_mode;
+			if (lslot->class_id >= 0)
+			{
+				class_id = lslot->class_id;
+				numasched_classes[class_id].refs++;
+			}
 		}
 	}
 	/* placing itself, a process has its own settings (a worker, its leader's) */
@@ -642,8 +676,8 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->kind = kind;
 	slot->bound = bound;
 	slot->self_placed = self;
-	slot->keep_node = kind == NUMASCHED_PARALLEL_WORKER &&
-		numasched_parallel_placement == NS_PARALLEL_COMPACT;
+	slot->keep_node = kind == NUMASCHED_PARALLEL_WORKER && parallel_mode == NS_PARALLEL_COMPACT;
+	slot->parallel_mode = parallel_mode;
 	slot->class_id = class_id;
 	slot->node = where.node;
 	slot->group = where.group;
@@ -741,10 +775,11 @@ numasched_reclass(void)
 	old_class = slot->class_id;
 	slot->class_id = take_own_class_locked();
 	drop_class_locked(old_class);
-	home = slot_home(slot);
+	slot->parallel_mode = numasched_parallel_placement;
+	home = numasched_slot_home(slot);
 	if (slot->group < 0 || (home && !ns_cpuset_test(home, slot->group)))
 	{
-		ns_request	request = {false, -1, -1, -1, 0, home, numasched_slot_reach(slot)};
+		ns_request	request = {false, -1, -1, -1, 0, home, slot_reach(slot)};
 		ns_placement where;
 
 		/* placed as if new, its own load taken out of where it is */
@@ -753,15 +788,20 @@ numasched_reclass(void)
 		ns_place(plan, &shared_loads, &settings, &request, &where);
 		if (slot->group >= 0)
 			ns_loads_add(plan, &shared_loads, slot->group, slot->weight);
-		if (ns_bind_cpus(0, &plan->groups[where.group].cpus, err, sizeof(err)))
+		if (where.group == slot->group)
+			;					/* spilled already, and no group of its own has room */
+		else if (ns_bind_cpus(0, &plan->groups[where.group].cpus, err, sizeof(err)))
 		{
 			numasched_move_slot_locked(slot, where.group);
 			slot->bound = true;
 			moved_to = where.group;
 		}
 		else
+		{
+			numasched_count(STAT_BIND_FAILURES, 1);
 			snprintf(pending_warning, sizeof(pending_warning),
 					 "numasched could not move process %d into its CPU groups: %s", (int) MyProcPid, err);
+		}
 	}
 	numasched_release();
 	if (moved_to >= 0 && numasched_log_placements)

@@ -8,6 +8,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use lib 'test/t';
 use NumaschedTest;
 
@@ -147,6 +148,29 @@ ok(wait_until(sub {
 ok((grep { $_ eq $group_cpus{0} } @cpus),
 	"spill = nearest: a worker takes the idle group 0 when group 1 is full (@cpus)");
 $spilling->quit;
+
+# --- numasched.enabled = off for a role: neither it nor its workers are placed -----
+# (a worker outlives the scheduler's 100 ms discovery of unplaced workers)
+$node->safe_psql('postgres', q{
+CREATE ROLE unplaced LOGIN;
+ALTER ROLE unplaced SET numasched.enabled = off;
+});
+my ($unplaced, $unplaced_pid) = idle_session('unplaced', 'postgres');
+$unplaced->query_until(qr/started/, q{
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
+\echo started
+SELECT count(*) FROM t WHERE slow(x);
+});
+ok(wait_until(sub {
+	$node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = $unplaced_pid") > 0 }),
+	"enabled = off: the role's parallel query has workers");
+usleep(500_000);
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM numasched_processes WHERE pid = $unplaced_pid OR leader_pid = $unplaced_pid"), '0',
+	'enabled = off: neither the session nor its workers are placed, not even by the scheduler');
+$unplaced->query_safe('SELECT 1');
+$unplaced->quit;
 
 # --- a reload that takes the class's group away ----------------------------------
 $node->safe_psql('postgres', 'ALTER ROLE reporting SET numasched.spill = never');

@@ -656,6 +656,8 @@ test_classes(void)
 		   "class: a worker joins its leader's group when it is in the class");
 	is_int(place_in(plan, &loads, &s, false, -1, &nowhere, &nowhere), 0,
 		   "class: a class with no group in the plan places as if it had none");
+	tap_ok(place_in(plan, &loads, &s, true, 4, &nowhere, &nowhere) >= 0,
+		   "class: ...also a worker whose leader's group gives its home");
 
 	/* group 4 overloaded; its processes may go to group 6 only, not to 5 */
 	ns_cpuset_zero(&allowed);
