@@ -732,7 +732,11 @@ find_move(const rebalance_state *st, const ns_settings *settings,
 	int			nn = plan->topo->nnodes;
 	int			home = plan->groups[src].node;
 
-	for (int k = -1; k < plan->node_nsteal[home]; k++)
+	/* a group that does not wait keeps its processes on its node */
+	bool		may_leave = !settings->cross_node_only_when_waiting ||
+		(per_cpu(st, src) - 1.0) * 100 > settings->imbalance_threshold;
+
+	for (int k = -1; k < (may_leave ? plan->node_nsteal[home] : 0); k++)
 	{
 		int			node = k < 0 ? home : plan->steal[home * nn + k];
 		int			first = plan->node_first_group[node];
@@ -747,6 +751,8 @@ find_move(const rebalance_state *st, const ns_settings *settings,
 
 			if (dst == src ||
 				(per_cpu(st, src) - per_cpu(st, dst)) * 100 <= settings->imbalance_threshold ||
+				/* another node's group without a free CPU takes nobody */
+				(k >= 0 && settings->cross_node_only_when_waiting && per_cpu(st, dst) >= 1.0) ||
 				(best_dst >= 0 && !less_loaded(st->load[dst], plan->groups[dst].ncpus,
 											   st->load[best_dst], plan->groups[best_dst].ncpus)))
 				continue;
