@@ -760,6 +760,43 @@ class KilledWhileTuned(unittest.TestCase):
                 os.unlink(state_file)
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def test_sigterm_resets(self):
+        """A run --tune that gets SIGTERM resets the machine before it exits,
+        and stops its server."""
+        tmp = tempfile.mkdtemp(prefix="numabench-term-")
+        root = os.path.join(tmp, "sys")
+        make_sysfs(root, "intel_pstate")
+        before = snapshot(root)
+        state_file = nb.Machine(root).state_file()
+        run = subprocess.Popen([sys.executable, os.path.join(HERE, "numabench"), "run", "--tune",
+                                "--sysfs", root, "--pg-config", "/usr/lib/postgresql/15/bin/pg_config",
+                                "--config", "baseline", "--runs", "1", "--duration", "30", "--warmup", "0",
+                                "--scale", "1", "--clients", "1", "--port", "54785",
+                                "--out", os.path.join(tmp, "out")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline and not os.path.exists(state_file):
+                time.sleep(0.1)
+            time.sleep(2)
+            with open(os.path.join(root, "devices/system/cpu/intel_pstate/no_turbo")) as f:
+                self.assertEqual(f.read().strip(), "1", "tuned while it runs")
+            run.send_signal(signal.SIGTERM)
+            out, _ = run.communicate(timeout=120)
+            self.assertEqual(run.returncode, 1, out)
+            self.assertIn("interrupted by signal 15", out)
+            self.assertIn("restored 22 settings", out)
+            self.assertEqual(snapshot(root), before, "every file byte for byte after SIGTERM")
+            self.assertFalse(os.path.exists(state_file))
+            left = subprocess.run(["pgrep", "-f", "/numabench-[a-z0-9_]{8}/"], capture_output=True, text=True)
+            self.assertEqual(left.stdout.strip(), "", "no server left")
+        finally:
+            if run.poll() is None:
+                run.kill()
+            if os.path.exists(state_file):
+                os.unlink(state_file)
+            shutil.rmtree(tmp, ignore_errors=True)
+
     def boost(self, root):
         with open(os.path.join(root, "devices/system/cpu/cpufreq/boost")) as f:
             return f.read().strip()
