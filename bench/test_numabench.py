@@ -707,6 +707,15 @@ class Tuning(unittest.TestCase):
         self.assertIn("has no devices/system/cpu", err)
 
 
+def run_tuned(root, tmp, port, **popen):
+    """A 30 s baseline run --tune of the tree at root, in the background."""
+    return subprocess.Popen([sys.executable, os.path.join(HERE, "numabench"), "run", "--tune",
+                             "--sysfs", root, "--pg-config", "/usr/lib/postgresql/15/bin/pg_config",
+                             "--config", "baseline", "--runs", "1", "--duration", "30", "--warmup", "0",
+                             "--scale", "1", "--clients", "1", "--port", str(port),
+                             "--out", os.path.join(tmp, "out")], **popen)
+
+
 @unittest.skipUnless(have_postgres(), "needs PostgreSQL")
 class KilledWhileTuned(unittest.TestCase):
     def test_sigkill_then_reset(self):
@@ -717,12 +726,8 @@ class KilledWhileTuned(unittest.TestCase):
         make_sysfs(root, "acpi-cpufreq")
         before = snapshot(root)
         state_file = nb.Machine(root).state_file()
-        run = subprocess.Popen([sys.executable, os.path.join(HERE, "numabench"), "run", "--tune",
-                                "--sysfs", root, "--pg-config", "/usr/lib/postgresql/15/bin/pg_config",
-                                "--config", "baseline", "--runs", "1", "--duration", "30", "--warmup", "0",
-                                "--scale", "1", "--clients", "1", "--port", "54780",
-                                "--out", os.path.join(tmp, "out")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        run = run_tuned(root, tmp, 54780, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        start_new_session=True)
         try:
             deadline = time.time() + 60
             while time.time() < deadline and not os.path.exists(state_file):
@@ -768,12 +773,7 @@ class KilledWhileTuned(unittest.TestCase):
         make_sysfs(root, "intel_pstate")
         before = snapshot(root)
         state_file = nb.Machine(root).state_file()
-        run = subprocess.Popen([sys.executable, os.path.join(HERE, "numabench"), "run", "--tune",
-                                "--sysfs", root, "--pg-config", "/usr/lib/postgresql/15/bin/pg_config",
-                                "--config", "baseline", "--runs", "1", "--duration", "30", "--warmup", "0",
-                                "--scale", "1", "--clients", "1", "--port", "54785",
-                                "--out", os.path.join(tmp, "out")],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        run = run_tuned(root, tmp, 54785, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             deadline = time.time() + 60
             while time.time() < deadline and not os.path.exists(state_file):

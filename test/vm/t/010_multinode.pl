@@ -279,6 +279,11 @@ ALTER DATABASE shop SET numasched.nodes = '$first';
 			"$label on node $want: all $N of its sessions run there (@landed)");
 		is(join(' ', map { memory_policy($_) } @p), join(' ', ("prefer:$want") x $N),
 			"$label on node $want: numa_maps shows prefer:$want for each");
+		for my $pid (@p)
+		{
+			my ($share, $where) = private_on($pid, $want);
+			cmp_ok($share, '>=', 99, "$label on node $want: backend $pid's private pages are there ($where)");
+		}
 		$_->quit for @s;
 	}
 	$node->safe_psql('postgres', q{
