@@ -282,7 +282,7 @@ ALTER DATABASE shop SET numasched.nodes = '$first';
 		for my $pid (@p)
 		{
 			my ($share, $where) = private_on($pid, $want);
-			cmp_ok($share, '>=', 99, "$label on node $want: backend $pid's private pages are there ($where)");
+			cmp_ok($share, '>=', 99, "$label on node $want: backend ${pid}'s private pages are there ($where)");
 		}
 		$_->quit for @s;
 	}
