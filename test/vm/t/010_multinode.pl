@@ -239,11 +239,15 @@ is(join(' ', sort map { node_of_pid($_) } @bpids), join(' ', sort(($from) x ($bu
 	"...to the nearest node ($near), and only one");
 # with migrate_memory, the moved backend's private pages follow it
 my ($mover) = grep { node_of_pid($_) == $near } @bpids;
-ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats') > $migrated_before + 1000 }, $wait),
-	'migrate_memory: numasched_stats counts the migrated pages')
+# The count is what arrived on the new node: the 20 MB (4883 pages) at least,
+# with the guest's NUMA balancing on (Debian's default), which hides pages it
+# marked for a hinting fault from move_pages (the count used to see 233 to 2013)
+ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats') >= $migrated_before + 4883 }, $wait),
+	'migrate_memory: numasched_stats counts the migrated pages, the 20 MB at least')
   or diag('pages_migrated ' . $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats')
 	  . " (before: $migrated_before); the server log's numasched lines:\n"
 	  . join('', grep { /numasched|migrate/ } split /^/m, slurp_file($node->logfile)));
+note(join('', grep { /numasched migrated/ } split /^/m, slurp_file($node->logfile)));
 # Only pages private to the backend move (migrate_pages without
 # CAP_SYS_NICE); its 20 MB allocation is private and was written on $from.
 my %big = largest_private_mapping($mover);
