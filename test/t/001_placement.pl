@@ -8,14 +8,9 @@ use Test::More;
 use lib 'test/t';
 use NumaschedTest;
 
-my $all_cpus = kernel_cpus($$);
-plan skip_all => "needs at least 2 CPUs, this process has $all_cpus"
-  if cpu_count($all_cpus) < 2;
+need_cpus(2);
 
-my $node = PostgreSQL::Test::Cluster->new('placement');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'numasched'
+my $node = numasched_cluster('placement', qq{
 numasched.groups_per_node = 2
 numasched.log_placements = on
 max_worker_processes = 16

@@ -13,10 +13,7 @@ my $shim = PostgreSQL::Test::Utils::tempdir() . '/libfailbind.so';
 system('cc', '-shared', '-fPIC', '-o', $shim, 'test/t/failbind.c') == 0
   or BAIL_OUT('could not build the failbind shim');
 
-my $node = PostgreSQL::Test::Cluster->new('failopen');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'numasched'
+my $node = numasched_cluster('failopen', qq{
 numasched.groups_per_node = 1
 });
 {

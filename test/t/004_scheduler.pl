@@ -11,14 +11,9 @@ use Time::HiRes qw(usleep);
 use lib 'test/t';
 use NumaschedTest;
 
-my $all_cpus = kernel_cpus($$);
-plan skip_all => "needs at least 2 CPUs, this process has $all_cpus"
-  if cpu_count($all_cpus) < 2;
+need_cpus(2);
 
-my $node = PostgreSQL::Test::Cluster->new('scheduler');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'numasched'
+my $node = numasched_cluster('scheduler', qq{
 numasched.groups_per_node = 2
 numasched.rebalance_interval = 200ms
 numasched.log_placements = on

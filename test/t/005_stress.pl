@@ -14,16 +14,11 @@ use Time::HiRes qw(usleep);
 use lib 'test/t';
 use NumaschedTest;
 
-my $all_cpus = kernel_cpus($$);
-plan skip_all => "needs at least 2 CPUs, this process has $all_cpus"
-  if cpu_count($all_cpus) < 2;
+need_cpus(2);
 my $seconds = $ENV{STRESS_SECONDS} || 12;
 my @seeds = split /,/, ($ENV{STRESS_SEEDS} || '1,2,3');
 
-my $node = PostgreSQL::Test::Cluster->new('stress');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'numasched'
+my $node = numasched_cluster('stress', qq{
 numasched.groups_per_node = 2
 numasched.rebalance_interval = 50ms
 numasched.imbalance_threshold = 1

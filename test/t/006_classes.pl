@@ -12,14 +12,9 @@ use Time::HiRes qw(usleep);
 use lib 'test/t';
 use NumaschedTest;
 
-my $all_cpus = kernel_cpus($$);
-plan skip_all => "needs at least 2 CPUs, this process has $all_cpus"
-  if cpu_count($all_cpus) < 2;
+need_cpus(2);
 
-my $node = PostgreSQL::Test::Cluster->new('classes');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'numasched'
+my $node = numasched_cluster('classes', qq{
 numasched.groups_per_node = 2
 numasched.log_placements = on
 numasched.rebalance_interval = 100ms

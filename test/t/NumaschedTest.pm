@@ -5,8 +5,10 @@ use strict;
 use warnings;
 use Exporter 'import';
 use Time::HiRes qw(usleep);
+use PostgreSQL::Test::Cluster;
+use Test::More;
 
-our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu);
+our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu need_cpus numasched_cluster);
 
 # The CPU list the kernel holds for a process, from /proc/PID/status.
 sub kernel_cpus
@@ -77,6 +79,25 @@ sub wait_until
 		return $value if $value || time() > $deadline;
 		usleep(50_000);
 	}
+}
+
+# Skips the whole file unless this process may run on at least $n CPUs.
+sub need_cpus
+{
+	my ($n) = @_;
+	my $cpus = kernel_cpus($$);
+	plan skip_all => "needs at least $n CPUs, this process has $cpus" if cpu_count($cpus) < $n;
+}
+
+# A new cluster, initialized, with numasched preloaded and $conf appended to
+# postgresql.conf; not started, since some tests start it their own way.
+sub numasched_cluster
+{
+	my ($name, $conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'numasched'\n" . $conf);
+	return $node;
 }
 
 1;

@@ -76,10 +76,7 @@ sub memory_policy
 	return ($line // '') =~ /^\S+ (\S+)/ ? $1 : '';
 }
 
-my $node = PostgreSQL::Test::Cluster->new('multinode');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'numasched'
+my $node = numasched_cluster('multinode', qq{
 numasched.rebalance_interval = 0
 numasched.log_placements = on
 log_min_messages = debug1

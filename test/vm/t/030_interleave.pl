@@ -22,10 +22,7 @@ my @cpu_nodes = grep { slurp_file("/sys/devices/system/node/node$_/cpulist") =~ 
 my @memory_only = grep { my $n = $_; !grep { $_ == $n } @cpu_nodes } @nodes;
 note("nodes with CPUs: @cpu_nodes; memory-only nodes: @memory_only");
 
-my $node = PostgreSQL::Test::Cluster->new('interleave');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'numasched'
+my $node = numasched_cluster('interleave', qq{
 numasched.shared_memory = interleave
 numasched.rebalance_interval = 0
 restart_after_crash = on
