@@ -276,15 +276,17 @@ finish_node_moves(int n)
 			BackendPidGetProc(m->pid) != NULL)
 		{
 			/*
-			 * With the kernel's NUMA balancing on, move_pages neither reports
-			 * nor moves a page it has marked for a hinting fault: in the VM
-			 * (Linux 6.1) it saw 233 to 2013 of a busy backend's 10,000 pages
-			 * on the old node, and moving them with it left most behind
-			 * (N0=8704 N1=1279).  migrate_pages moves them all, and a
-			 * migrated page comes back unmarked, so what moved is counted as
-			 * what arrived on the new node (plus what the process allocates
-			 * there meanwhile), in its private mappings only: numa_maps walks
-			 * shared buffers too, 6.5 ms per GB mapped per read.
+			 * On Linux 6.1 to 6.4 with NUMA balancing on, move_pages neither
+			 * reports nor moves a page marked for a hinting fault (follow_page
+			 * refuses PROT_NONE since 474098edac26, until d74943a2f3cd): in
+			 * the VM it saw 233 to 2013 of a busy backend's 10,000 pages on
+			 * the old node, and moving them with it left most behind
+			 * (N0=8704 N1=1279).  migrate_pages walks the page tables and
+			 * moves them all, and a migrated page comes back unmarked, so
+			 * what moved is counted as what arrived on the new node (plus
+			 * what the process allocates there meanwhile), in its private
+			 * mappings only: numa_maps walks shared buffers too, 6.5 ms per
+			 * GB mapped per read.
 			 */
 			int			from_id = numasched_machine->nodes[m->from_node].id;
 			int			to_id = numasched_machine->nodes[m->to_node].id;
