@@ -152,16 +152,19 @@ read_cpu_ns(cpu_sample *s, pid_t pid, uint64 *cpu_ns)
 {
 	char		buf[128];
 	ssize_t		n;
-	int			fd = s->fd;
+	int			fd;
 	bool		keep = true;
 	unsigned long long ran,
 				waited;
 
-	if (s->pid != pid || fd < 0)
+	if (s->pid != pid)
+		close_sample(s);		/* no earlier sample of this process */
+	/* not kept open (past the fd budget): the sample stays, the file is new */
+	fd = s->fd;
+	if (fd < 0)
 	{
 		char		path[64];
 
-		close_sample(s);		/* no earlier sample of this process */
 		snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
 		keep = AcquireExternalFD();
 		fd = open(path, O_RDONLY | O_CLOEXEC);
