@@ -442,11 +442,12 @@ least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node,
 }
 
 int
-ns_least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node)
+ns_least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node,
+					  const ns_cpuset *only)
 {
 	if (node < 0 || node >= plan->topo->nnodes)
 		return -1;
-	return least_loaded_group(plan, loads, node, false, -1, NULL);
+	return least_loaded_group(plan, loads, node, false, -1, only);
 }
 
 int

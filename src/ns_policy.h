@@ -122,8 +122,12 @@ typedef struct ns_placement
 	int			hops;			/* 0 home, 1 nearest other class, ... */
 } ns_placement;
 
-/* The least-loaded group of a node, room or not (-1: the node has none). */
-int			ns_least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node);
+/*
+ * The least-loaded group of a node among "only" (NULL: all), room or not (-1:
+ * the node has none).
+ */
+int			ns_least_loaded_group(const ns_plan *plan, const ns_loads *loads, int node,
+								  const ns_cpuset *only);
 
 /* The group holding "cpu", or -1. */
 int			ns_group_of_cpu(const ns_plan *plan, int cpu);

@@ -161,16 +161,18 @@ typedef enum numasched_move_result
 	MOVE_NOT_PLACED,			/* numasched did not place that process */
 	MOVE_BAD_NODE,				/* the node has no CPU group (any more) */
 	MOVE_BAD_GROUP,				/* the group is not on that node */
-	MOVE_BIND_FAILED			/* the kernel refused (a WARNING says why) */
+	MOVE_BIND_FAILED,			/* the kernel refused (a WARNING says why) */
+	MOVE_OUTSIDE_CLASS			/* not a group its workload class may use */
 } numasched_move_result;
 
 /*
  * Moves a placed process to a node, into *group or (if it is -1) the node's
  * least-loaded group, checking both against the plan in force under the
- * lock.  On MOVE_BAD_GROUP, *group is the node's first group.
+ * lock; "within_class": only into a group its workload class may use.  On
+ * MOVE_BAD_GROUP, *group is the node's first group.
  */
 extern numasched_move_result numasched_move_process(PGPROC *proc, pid_t pid, int node_index,
-													int *group);
+													int *group, bool within_class);
 
 /*
  * Moves a slot to another group in the books (loads, counters, cooldown);

@@ -876,8 +876,9 @@ numasched_move_slot_locked(numasched_slot *slot, int group)
 }
 
 numasched_move_result
-numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group)
+numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool within_class)
 {
+	const ns_cpuset *reach;
 	numasched_slot *slot;
 	const ns_plan *plan;
 	char		err[NS_ERRLEN];
@@ -902,8 +903,15 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group)
 		numasched_release();
 		return MOVE_NOT_PLACED;
 	}
+	/* a class's groups are the superuser's to cross (PGC_SUSET settings) */
+	reach = within_class ? slot_reach(slot) : NULL;
 	if (*group < 0)
-		*group = ns_least_loaded_group(plan, &shared_loads, node_index);
+		*group = ns_least_loaded_group(plan, &shared_loads, node_index, reach);
+	if (*group < 0 || (reach && !ns_cpuset_test(reach, *group)))
+	{
+		numasched_release();
+		return MOVE_OUTSIDE_CLASS;
+	}
 	/* the books change only if the kernel took the CPUs */
 	if (!ns_bind_cpus(pid, &plan->groups[*group].cpus, err, sizeof(err)))
 	{

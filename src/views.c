@@ -384,11 +384,18 @@ numasched_move(PG_FUNCTION_ARGS)
 	{
 		check_may_move(proc);
 		/* the node and group are checked under the lock, against the plan in force */
-		result = numasched_move_process(proc, pid, node_index, &group);
+		result = numasched_move_process(proc, pid, node_index, &group, !superuser());
 	}
 	/* bad arguments are errors, also with a bad pid */
 	if (proc == NULL || result == MOVE_BAD_NODE || result == MOVE_BAD_GROUP)
 		check_node_and_group(node_id, node_index, requested);
+	if (result == MOVE_OUTSIDE_CLASS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to move process %d out of its workload class", pid),
+				 errdetail("Its numasched.nodes, numasched.cpu_groups and numasched.spill do not allow node %d%s.",
+						   node_id, requested >= 0 ? psprintf(", CPU group %d", requested) : ""),
+				 errhint("Only superusers may move a process out of its workload class.")));
 	if (proc == NULL)
 	{
 		ereport(WARNING,

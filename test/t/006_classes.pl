@@ -167,9 +167,24 @@ is($node->safe_psql('postgres',
 $unplaced->query_safe('SELECT 1');
 $unplaced->quit;
 
-# --- a reload that takes the class's group away ----------------------------------
 $node->safe_psql('postgres', 'ALTER ROLE reporting SET numasched.spill = never');
 ($reporting, $reporting_pid) = idle_session('reporting', 'postgres');
+
+# --- numasched_move: inside its class for its role, anywhere for a superuser -----
+my ($move_ret, $move_out, $move_err) = $node->psql('postgres', "SELECT numasched_move($reporting_pid, 0, 0)",
+	extra_params => [ '-U', 'reporting' ]);
+like($move_err, qr/ERROR:  permission denied to move process $reporting_pid out of its workload class/,
+	'numasched_move by the role itself: refused into a group its class does not allow');
+is(kernel_cpus($reporting_pid), $group_cpus{1}, '...and the session stays in group 1');
+is($node->safe_psql('postgres', "SELECT numasched_move($reporting_pid, 0)", extra_params => [ '-U', 'reporting' ]),
+	't', '...without a group it is moved within its class');
+is(kernel_cpus($reporting_pid), $group_cpus{1}, '...that is, into group 1 again');
+is($node->safe_psql('postgres', "SELECT numasched_move($reporting_pid, 0, 0)"), 't',
+	'a superuser moves it out of its class');
+is(kernel_cpus($reporting_pid), $group_cpus{0}, '...onto group 0\'s CPUs');
+$node->safe_psql('postgres', "SELECT numasched_move($reporting_pid, 0, 1)");
+
+# --- a reload that takes the class's group away ----------------------------------
 my $log_start = -s $node->logfile;
 $node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.groups_per_node = 1');
 $node->reload;
