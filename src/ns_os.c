@@ -81,27 +81,6 @@ nodes_mask(const ns_cpuset *nodes, unsigned long *mask)
 	}
 }
 
-bool
-ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen)
-{
-	unsigned long from[MASK_LONGS];
-	unsigned long to[MASK_LONGS];
-
-	if (from_id < 0 || from_id >= NS_MAX_NODES || to_id < 0 || to_id >= NS_MAX_NODES)
-	{
-		snprintf(err, errlen, "node out of range");
-		return false;
-	}
-	node_mask(from, from_id);
-	node_mask(to, to_id);
-	if (migrate_pages(pid, KERNEL_MAXNODE, from, to) < 0)
-	{
-		snprintf(err, errlen, "migrate_pages failed: %s", strerror(errno));
-		return false;
-	}
-	return true;
-}
-
 size_t
 ns_resident_map_size(size_t length)
 {
@@ -439,12 +418,13 @@ visit_private_pages(pid_t pid, private_batch_fn batch, void *arg, char *err, siz
 
 typedef struct settling
 {
+	pid_t		pid;
 	int			node_id;
 	bool		copy_shared;
 	ns_settle_result *result;
 } settling;
 
-/* Settles one batch of the caller's page addresses. */
+/* Settles one batch of page addresses of st->pid (0: the caller). */
 static bool
 settle_batch(void **pages, int n, void *arg)
 {
@@ -457,7 +437,7 @@ settle_batch(void **pages, int n, void *arg)
 	long		not_moved;
 
 	/* where the pages are (no node list: nothing moves) */
-	if (move_pages(0, n, pages, NULL, status, 0) < 0)
+	if (move_pages(st->pid, n, pages, NULL, status, 0) < 0)
 		return false;
 	for (int i = 0; i < n; i++)
 	{
@@ -473,7 +453,7 @@ settle_batch(void **pages, int n, void *arg)
 	if (elsewhere == 0)
 		return true;
 	/* a page shared with another process answers -EACCES and stays */
-	not_moved = move_pages(0, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
+	not_moved = move_pages(st->pid, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
 	if (not_moved < 0)
 		return false;
 	for (int i = 0; i < elsewhere; i++)
@@ -494,42 +474,12 @@ settle_batch(void **pages, int n, void *arg)
 }
 
 bool
-ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result,
+ns_settle_private_memory(pid_t pid, int node_id, bool copy_shared, ns_settle_result *result,
 						 char *err, size_t errlen)
 {
-	settling	st = {node_id, copy_shared, result};
+	/* only the caller can write its own pages */
+	settling	st = {pid, node_id, copy_shared && pid == 0, result};
 
 	memset(result, 0, sizeof(*result));
-	return visit_private_pages(0, settle_batch, &st, err, errlen);
-}
-
-typedef struct counting
-{
-	pid_t		pid;
-	int			node_id;
-	uint64_t	pages;
-} counting;
-
-static bool
-count_batch(void **pages, int n, void *arg)
-{
-	counting   *c = arg;
-	int			status[PRIVATE_BATCH];
-
-	if (move_pages(c->pid, n, pages, NULL, status, 0) < 0)
-		return false;
-	for (int i = 0; i < n; i++)
-		c->pages += status[i] == c->node_id;
-	return true;
-}
-
-bool
-ns_private_pages_on_node(pid_t pid, int node_id, uint64_t *pages, char *err, size_t errlen)
-{
-	counting	c = {pid, node_id, 0};
-
-	if (!visit_private_pages(pid, count_batch, &c, err, errlen))
-		return false;
-	*pages = c.pages;
-	return true;
+	return visit_private_pages(pid, settle_batch, &st, err, errlen);
 }

@@ -41,25 +41,18 @@ bool		ns_set_memory_policy(ns_memory_policy policy, int node_id,
 								 char *err, size_t errlen);
 
 /*
- * Moves the caller's private memory (anonymous mappings no file backs: heap,
- * stack, malloc's mmaps) onto node "node_id".  Pages only the caller maps
- * are moved (move_pages).  With "copy_shared", a page it still shares
- * copy-on-write with its parent on another node is written in place (an
- * atomic compare-and-swap of a word with itself, which changes nothing),
- * so that the kernel gives the caller its own copy where it allocates now.
- * Call it once bound to the node's CPUs.  The shared memory segment and
- * files are left alone.
+ * Moves the private memory (anonymous mappings no file backs: heap, stack,
+ * malloc's mmaps) of process "pid" (0: the caller) onto node "node_id",
+ * with move_pages: only pages the process alone maps move, and the shared
+ * memory segment and files are left alone.  With "copy_shared" (the caller
+ * only), a page it still shares copy-on-write with its parent on another
+ * node is written in place (an atomic compare-and-swap of a word with
+ * itself, which changes nothing), so that the kernel gives the caller its
+ * own copy where it allocates now.  Call it once the process is bound to
+ * the node's CPUs.
  */
-bool		ns_settle_private_memory(int node_id, bool copy_shared, ns_settle_result *result,
-									 char *err, size_t errlen);
-
-/*
- * The pages of process "pid"'s private memory (the mappings above) on node
- * "node_id", looked up with move_pages: its private mappings only, where
- * /proc/PID/numa_maps would walk every mapping, shared buffers included.
- */
-bool		ns_private_pages_on_node(pid_t pid, int node_id, uint64_t *pages,
-									 char *err, size_t errlen);
+bool		ns_settle_private_memory(pid_t pid, int node_id, bool copy_shared,
+									 ns_settle_result *result, char *err, size_t errlen);
 
 /* A memory policy of the caller, saved to be put back. */
 typedef struct ns_saved_policy
@@ -80,12 +73,6 @@ bool		ns_interleave_own_allocations(const ns_cpuset *nodes, ns_saved_policy *sav
 
 /* Puts back a policy saved by ns_interleave_own_allocations. */
 bool		ns_restore_policy(const ns_saved_policy *saved, char *err, size_t errlen);
-
-/*
- * Moves the pages of process "pid" from node "from_id" to node "to_id"
- * (migrate_pages).  Returns false with a message on failure.
- */
-bool		ns_migrate_pages(pid_t pid, int from_id, int to_id, char *err, size_t errlen);
 
 /*
  * Visits the resident pages of [start, start + length) (mapped in pages of

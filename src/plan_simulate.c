@@ -24,7 +24,7 @@
  *   half to its own memory and half to its leader's (the shared state of the
  *   query: the DSM segment and the leader's buffers it reads);
  * - a process moved to another node takes its memory along with
- *   numasched.migrate_memory (on, as in the extension: migrate_pages), else
+ *   numasched.migrate_memory (on, as in the extension: move_pages), else
  *   leaves it where it is;
  * - locality = the share of accesses, summed over processes and ticks, that
  *   find their memory on the node the process runs on.

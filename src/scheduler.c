@@ -10,7 +10,7 @@
  * passes.  The books are updated, and the processes bound
  * (sched_setaffinity), under the lock, so that the group last written is the
  * one the kernel was last told; /proc is read and memory moved
- * (migrate_pages) without it.
+ * (move_pages) without it.
  *
  * Parallel workers of CREATE INDEX and VACUUM never enter the executor, so
  * they cannot place themselves: every 100 ms the scheduler finds them through
@@ -279,33 +279,25 @@ finish_node_moves(int n)
 			BackendPidGetProc(m->pid) != NULL)
 		{
 			/*
-			 * On Linux 6.1 to 6.4 with NUMA balancing on, move_pages neither
-			 * reports nor moves a page marked for a hinting fault (follow_page
-			 * refuses PROT_NONE since 474098edac26, until d74943a2f3cd): in
-			 * the VM it saw 233 to 2013 of a busy backend's 10,000 pages on
-			 * the old node, and moving them with it left most behind
-			 * (N0=8704 N1=1279).  migrate_pages walks the page tables and
-			 * moves them all, and a migrated page comes back unmarked, so
-			 * what moved is counted as what arrived on the new node (plus
-			 * what the process allocates there meanwhile), in its private
-			 * mappings only: numa_maps walks shared buffers too, 6.5 ms per
-			 * GB mapped per read.
+			 * Its private memory, as the process itself would move it at its
+			 * next statement (which may be long in coming): move_pages over
+			 * its private mappings.  migrate_pages would take shared buffers
+			 * that only this process maps too.  On Linux 6.1 to 6.4 with NUMA
+			 * balancing on, move_pages neither sees nor moves a page marked
+			 * for a hinting fault (follow_page refuses PROT_NONE from
+			 * 474098edac26 until d74943a2f3cd); NUMA balancing moves such a
+			 * page itself when the process touches it again on its new node.
 			 */
-			int			from_id = numasched_machine->nodes[m->from_node].id;
+			ns_settle_result result;
 			int			to_id = numasched_machine->nodes[m->to_node].id;
-			uint64		before,
-						after;
 
-			if (ns_private_pages_on_node(m->pid, to_id, &before, err, sizeof(err)) &&
-				ns_migrate_pages(m->pid, from_id, to_id, err, sizeof(err)) &&
-				ns_private_pages_on_node(m->pid, to_id, &after, err, sizeof(err)))
+			if (ns_settle_private_memory(m->pid, to_id, false, &result, err, sizeof(err)))
 			{
-				uint64		arrived = after > before ? after - before : 0;
-
-				numasched_count(STAT_PAGES_MIGRATED, arrived);
+				numasched_count(STAT_PAGES_MIGRATED, result.moved);
 				if (numasched_log_placements)
 					ereport(LOG, (errmsg("numasched migrated %llu private pages of process %d from node %d to node %d",
-										 (unsigned long long) arrived, (int) m->pid, from_id, to_id)));
+										 (unsigned long long) result.moved, (int) m->pid,
+										 numasched_machine->nodes[m->from_node].id, to_id)));
 			}
 			else
 				elog(DEBUG1, "numasched could not migrate the pages of process %d: %s", (int) m->pid, err);

@@ -559,7 +559,7 @@ settle_memory(int node_index)
 		ns_topology_memory_nodes(numasched_machine, false, &memory_nodes) < 2)
 		return;
 	INSTR_TIME_SET_CURRENT(start);
-	if (!ns_settle_private_memory(node->id, numasched_copy_inherited_pages, &result,
+	if (!ns_settle_private_memory(0, node->id, numasched_copy_inherited_pages, &result,
 								  err, sizeof(err)))
 	{
 		warn_bind_failure(MyProcPid, "move its memory to its node", err);

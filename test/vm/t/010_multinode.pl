@@ -236,17 +236,16 @@ is(join(' ', sort map { node_of_pid($_) } @bpids), join(' ', sort(($from) x ($bu
 	"...to the nearest node ($near), and only one");
 # with migrate_memory, the moved backend's private pages follow it
 my ($mover) = grep { node_of_pid($_) == $near } @bpids;
-# The count is what arrived on the new node: the 20 MB (4883 pages) at least,
-# with the guest's NUMA balancing on (Debian's default), which hides pages it
-# marked for a hinting fault from move_pages (the count used to see 233 to 2013)
+# the count is what the scheduler moved: the 20 MB (4883 pages) at least
+# (inside.sh runs this file with NUMA balancing off)
 ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats') >= $migrated_before + 4883 }, $wait),
 	'migrate_memory: numasched_stats counts the migrated pages, the 20 MB at least')
   or diag('pages_migrated ' . $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats')
 	  . " (before: $migrated_before); the server log's numasched lines:\n"
 	  . join('', grep { /numasched|migrate/ } split /^/m, slurp_file($node->logfile)));
 note(join('', grep { /numasched migrated/ } split /^/m, slurp_file($node->logfile)));
-# Only pages private to the backend move (migrate_pages without
-# CAP_SYS_NICE); its 20 MB allocation is private and was written on $from.
+# Only the pages of its private mappings that it alone maps move (move_pages
+# without CAP_SYS_NICE); its 20 MB allocation is one, written on $from.
 my %big = largest_private_mapping($mover);
 my $on_near = $big{$near} // 0;
 my $total = 0;
