@@ -152,14 +152,25 @@ numasched_process_utility(PlannedStmt *pstmt, const char *queryString, bool read
 						  ProcessUtilityContext context, ParamListInfo params,
 						  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
+	bool		was_in_set = numasched_in_set_statement;
+
 	if (client_backend)
 		place_client_backend();
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params,
-								  queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
-								queryEnv, dest, qc);
+	numasched_in_set_statement = IsA(pstmt->utilityStmt, VariableSetStmt);
+	PG_TRY();
+	{
+		if (prev_process_utility_hook)
+			prev_process_utility_hook(pstmt, queryString, readOnlyTree, context, params,
+									  queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+									queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		numasched_in_set_statement = was_in_set;
+	}
+	PG_END_TRY();
 	if (client_backend && numasched_class_changed)
 	{
 		place_client_backend();

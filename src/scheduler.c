@@ -405,7 +405,9 @@ rebalance_pass(void)
 	numasched_sync_plan();
 	plan = numasched_shared_plan();
 	nnode_moves = rebind_after_regroup_locked();
-	numasched_state->pass++;
+	/* 0 is "never moved" to the core's cooldown: skipped when it wraps */
+	if (++numasched_state->pass == 0)
+		numasched_state->pass = 1;
 	for (int m = 0; m < nmeasured; m++)
 	{
 		numasched_slot *slot = &numasched_slots[measured[m].slot];

@@ -64,6 +64,7 @@ char	   *numasched_nodes = NULL;
 char	   *numasched_cpu_groups = NULL;
 int			numasched_spill = SPILL_NEAREST;
 bool		numasched_class_changed = false;
+bool		numasched_in_set_statement = false;
 char	   *numasched_interleave_nodes_list = NULL;
 bool		numasched_log_placements = false;
 
@@ -202,11 +203,12 @@ check_nodes(char **newval, void **extra, GucSource source)
  * refusal into a WARNING and keeps the server-wide value), not when read
  * from the configuration file: a reload that also changes groups_per_node
  * may check it before the new groups exist.  Whether the groups are on the
- * session's numasched.nodes is checked for a SET in a session only (set the
+ * session's numasched.nodes is checked for a SET statement only (set the
  * nodes first): elsewhere the nodes the session will have are not known.  A
  * pair that does not fit is no error anywhere else: the class uses every
- * group of its nodes, with a WARNING.  A parallel worker checks nothing more
- * than the syntax.
+ * group of its nodes, with a WARNING.  A parallel worker, a function's SET
+ * clause and set_config() check nothing more than the syntax: a regroup must
+ * not break a function whose clause named a group that is gone.
  */
 static bool
 check_cpu_groups(char **newval, void **extra, GucSource source)
@@ -231,7 +233,8 @@ check_cpu_groups(char **newval, void **extra, GucSource source)
 	 * order of PostgreSQL's own, after numasched.groups_per_node was reset:
 	 * refusing one would fail the leader's query.
 	 */
-	if (source == PGC_S_FILE || source == PGC_S_DEFAULT || InitializingParallelWorker)
+	if (source == PGC_S_FILE || source == PGC_S_DEFAULT || InitializingParallelWorker ||
+		(source == PGC_S_SESSION && !numasched_in_set_statement))
 		return true;
 	if (!class_fits(source == PGC_S_SESSION && numasched_nodes ? numasched_nodes : "",
 					text, err, sizeof(err)))

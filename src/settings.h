@@ -49,6 +49,12 @@ typedef enum numasched_spill_mode
  */
 extern bool numasched_class_changed;
 
+/*
+ * A SET statement is running: a class setting it names must fit the session
+ * (a function's SET clause and set_config() are checked for syntax only).
+ */
+extern bool numasched_in_set_statement;
+
 typedef enum numasched_shared_memory_mode
 {
 	SHARED_MEMORY_DEFAULT,

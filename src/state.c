@@ -634,9 +634,13 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 
 		if (lslot->pid == leader->pid && lslot->group >= 0)
 			request.leader_group = lslot->group;
-		else if (!self)
+		else
 		{
-			/* its leader is not placed (numasched.enabled off for its role) */
+			/*
+			 * Its leader is not placed: numasched.enabled is off for its
+			 * role, or it is no client backend (a walsender, a background
+			 * worker running queries).
+			 */
 			numasched_release();
 			return false;
 		}
@@ -747,7 +751,6 @@ numasched_reclass(void)
 	const ns_plan *plan;
 	const ns_cpuset *home;
 	ns_settings settings;
-	int			old_class;
 	int			moved_to = -1;
 	char		err[NS_ERRLEN];
 
@@ -772,9 +775,9 @@ numasched_reclass(void)
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
 	plan = numasched_shared_plan();
-	old_class = slot->class_id;
+	/* the old class first: its entry may be the one the new class needs */
+	drop_class_locked(slot->class_id);
 	slot->class_id = take_own_class_locked();
-	drop_class_locked(old_class);
 	slot->parallel_mode = numasched_parallel_placement;
 	home = numasched_slot_home(slot);
 	if (slot->group < 0 || (home && !ns_cpuset_test(home, slot->group)))

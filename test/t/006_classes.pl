@@ -185,6 +185,8 @@ is(kernel_cpus($reporting_pid), $group_cpus{0}, '...onto group 0\'s CPUs');
 $node->safe_psql('postgres', "SELECT numasched_move($reporting_pid, 0, 1)");
 
 # --- a reload that takes the class's group away ----------------------------------
+$node->safe_psql('postgres',
+	q{CREATE FUNCTION in_group_one() RETURNS int LANGUAGE sql SET numasched.cpu_groups = '1' AS 'SELECT 1'});
 my $log_start = -s $node->logfile;
 $node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.groups_per_node = 1');
 $node->reload;
@@ -200,6 +202,9 @@ my ($ret, $out, $err) = $node->psql('postgres', 'SELECT 1', extra_params => [ '-
 is($out, '1', 'a role whose group is gone still logs in');
 like($err, qr/WARNING:  invalid value for parameter "numasched.cpu_groups": "1"/,
 	'...with PostgreSQL\'s WARNING for the role setting it cannot apply');
+($ret, $out, $err) = $node->psql('postgres', 'SELECT in_group_one()');
+is($out, '1', 'a function whose SET clause names a group that is gone still runs')
+  or diag($err);
 $oltp->quit;
 $reporting->quit;
 
