@@ -13,9 +13,9 @@
  * (move_pages) without it.
  *
  * Parallel workers of CREATE INDEX and VACUUM never enter the executor, so
- * they cannot place themselves: every 100 ms the scheduler finds them through
- * the lock group and places them from outside, and forgets their slots once
- * they are gone.  On SIGHUP a new groups_per_node regroups, and every
+ * they cannot place themselves: every 100 ms the scheduler looks for them
+ * through the lock group and places from outside those it finds unplaced
+ * twice in a row, and forgets their slots once they are gone.  On SIGHUP a new groups_per_node regroups, and every
  * placed process is re-bound to its new group.  A process is never moved
  * out of the groups of its workload class, kept in its slot.  After SIGTERM or a
  * crash the postmaster starts it again within bgw_restart_time.
@@ -91,6 +91,9 @@ static int *proc_slot;
 static int	bgworkers_first;
 static int	bgworkers_end;
 
+/* per PGPROC: the pid of the worker the last scan saw unplaced, or 0 */
+static pid_t *seen_unplaced;
+
 static void
 find_bgworker_procs(void)
 {
@@ -121,6 +124,17 @@ place_lock_group_members(void)
 			numasched_slots[i].pid == proc->pid ||
 			BackendPidGetProc(proc->pid) != proc)
 			continue;
+
+		/*
+		 * A query's worker places itself at ExecutorStart, milliseconds
+		 * after it joins the lock group, as its worker number (spread)
+		 * needs: only a worker still unplaced one scan later is ours.
+		 */
+		if (seen_unplaced[i] != proc->pid)
+		{
+			seen_unplaced[i] = proc->pid;
+			continue;
+		}
 		numasched_place(proc, NUMASCHED_PARALLEL_WORKER, leader);
 	}
 }
@@ -485,6 +499,7 @@ numasched_scheduler_main(Datum arg)
 	procs = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(ns_proc));
 	proc_slot = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(int));
 	find_bgworker_procs();
+	seen_unplaced = MemoryContextAllocZero(TopMemoryContext, ProcGlobal->allProcCount * sizeof(pid_t));
 	/* a regroup may have happened while no scheduler ran */
 	bound_generation = numasched_state->generation - 1;
 

@@ -145,7 +145,8 @@ ok((grep { $_ eq $group_cpus{0} } @cpus),
 $spilling->quit;
 
 # --- numasched.enabled = off for a role: neither it nor its workers are placed -----
-# (a worker outlives the scheduler's 100 ms discovery of unplaced workers)
+# (a worker outlives the scheduler's discovery of unplaced workers, two scans
+# 100 ms apart)
 $node->safe_psql('postgres', q{
 CREATE ROLE unplaced LOGIN;
 ALTER ROLE unplaced SET numasched.enabled = off;
