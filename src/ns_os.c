@@ -399,7 +399,15 @@ visit_private_pages(pid_t pid, private_batch_fn batch, void *arg, char *err, siz
 			for (unsigned long addr = lo; ok && addr < hi; addr += page_size)
 			{
 				pages[n++] = (void *) addr;
-				if (n == PRIVATE_BATCH)
+
+				/*
+				 * A batch ends where a huge page would: move_pages moves a
+				 * transparent huge page whole for its first address, and
+				 * the batch that looks again where its pages are must hold
+				 * all of them to count them.
+				 */
+				if (n == PRIVATE_BATCH ||
+					(addr + page_size) % (PRIVATE_BATCH * (unsigned long) page_size) == 0)
 				{
 					ok = batch(pages, n, arg);
 					n = 0;
@@ -433,6 +441,7 @@ settle_batch(void **pages, int n, void *arg)
 	ns_settle_result *result = st->result;
 	int			nodes[PRIVATE_BATCH];
 	int			status[PRIVATE_BATCH];
+	int			now_on[PRIVATE_BATCH];
 	int			elsewhere = 0;
 	long		not_moved;
 
@@ -456,9 +465,16 @@ settle_batch(void **pages, int n, void *arg)
 	not_moved = move_pages(st->pid, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
 	if (not_moved < 0)
 		return false;
+
+	/*
+	 * Where they are now: a transparent huge page moves whole for its first
+	 * address, and the kernel answers -EBUSY for the others.
+	 */
+	if (move_pages(st->pid, elsewhere, pages, NULL, now_on, 0) < 0)
+		return false;
 	for (int i = 0; i < elsewhere; i++)
 	{
-		if (status[i] == node_id)
+		if (now_on[i] == node_id)
 			result->moved++;
 		else if (status[i] == -EACCES)
 		{

@@ -226,6 +226,9 @@ $node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = 0"
 $node->reload;
 start_busy();
 my $migrated_before = $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats');
+# where each one's 20 MB is before the move: first touch puts it on $from, but
+# the VM's nodes are small, and a node short of free pages gives others'
+my %on_from_before = map { my %p = largest_private_mapping($_); ($_ => $p{$from} // 0) } @bpids;
 $node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
 $node->reload;
 my ($near) = sort { $distance{$from}{$a} <=> $distance{$from}{$b} || $a <=> $b } grep { $_ != $from } @nodes;
@@ -236,22 +239,21 @@ is(join(' ', sort map { node_of_pid($_) } @bpids), join(' ', sort(($from) x ($bu
 	"...to the nearest node ($near), and only one");
 # with migrate_memory, the moved backend's private pages follow it
 my ($mover) = grep { node_of_pid($_) == $near } @bpids;
-# the count is what the scheduler moved: the 20 MB (4883 pages) at least
-# (inside.sh runs this file with NUMA balancing off)
-ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats') >= $migrated_before + 4883 }, $wait),
-	'migrate_memory: numasched_stats counts the migrated pages, the 20 MB at least')
+my $to_move = $on_from_before{$mover};
+cmp_ok($to_move, '>=', 1000, "the moved backend had $to_move pages of its allocation on node $from");
+# the count is what the scheduler moved, all of that at least (inside.sh runs
+# this file with NUMA balancing off, which would move pages too)
+ok(wait_until(sub { $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats') >= $migrated_before + $to_move }, $wait),
+	"migrate_memory: numasched_stats counts the migrated pages, those $to_move at least")
   or diag('pages_migrated ' . $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats')
 	  . " (before: $migrated_before); the server log's numasched lines:\n"
 	  . join('', grep { /numasched|migrate/ } split /^/m, slurp_file($node->logfile)));
 note(join('', grep { /numasched migrated/ } split /^/m, slurp_file($node->logfile)));
 # Only the pages of its private mappings that it alone maps move (move_pages
-# without CAP_SYS_NICE); its 20 MB allocation is one, written on $from.
+# without CAP_SYS_NICE); its 20 MB allocation is one.
 my %big = largest_private_mapping($mover);
-my $on_near = $big{$near} // 0;
-my $total = 0;
-$total += $_ for values %big;
-cmp_ok($on_near, '>', $total / 2, "migrate_memory: the moved backend's 20 MB allocation is now on node $near "
-	  . '(numa_maps: ' . join(' ', map { "N$_=$big{$_}" } sort keys %big) . ')');
+cmp_ok($big{$from} // 0, '<', $to_move / 20, "migrate_memory: of the $to_move pages of its allocation on "
+	  . "node $from, less than 5% are left (numa_maps: " . join(' ', map { "N$_=$big{$_}" } sort keys %big) . ')');
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($_)") for @bpids;
 $_->{run}->kill_kill for @busy;
 
