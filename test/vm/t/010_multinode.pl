@@ -226,8 +226,8 @@ $node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = 0"
 $node->reload;
 start_busy();
 my $migrated_before = $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats');
-# where each one's 20 MB is before the move: first touch puts it on $from, but
-# the VM's nodes are small, and a node short of free pages gives others'
+# where each one's 20 MB is before the move, so that what follows counts what
+# the move took off $from, not what may never have been there
 my %on_from_before = map { my %p = largest_private_mapping($_); ($_ => $p{$from} // 0) } @bpids;
 $node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
 $node->reload;
