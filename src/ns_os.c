@@ -443,6 +443,7 @@ settle_batch(void **pages, int n, void *arg)
 	int			status[PRIVATE_BATCH];
 	int			now_on[PRIVATE_BATCH];
 	int			elsewhere = 0;
+	bool		busy = false;
 	long		not_moved;
 
 	/* where the pages are (no node list: nothing moves) */
@@ -467,14 +468,16 @@ settle_batch(void **pages, int n, void *arg)
 		return false;
 
 	/*
-	 * Where they are now: a transparent huge page moves whole for its first
-	 * address, and the kernel answers -EBUSY for the others.
+	 * A transparent huge page moves whole for its first address, and the
+	 * kernel answers -EBUSY for the others: then look again where they are.
 	 */
-	if (move_pages(st->pid, elsewhere, pages, NULL, now_on, 0) < 0)
+	for (int i = 0; i < elsewhere && !busy; i++)
+		busy = status[i] == -EBUSY;
+	if (busy && move_pages(st->pid, elsewhere, pages, NULL, now_on, 0) < 0)
 		return false;
 	for (int i = 0; i < elsewhere; i++)
 	{
-		if (now_on[i] == node_id)
+		if ((busy ? now_on[i] : status[i]) == node_id)
 			result->moved++;
 		else if (status[i] == -EACCES)
 		{

@@ -15,10 +15,11 @@
  * Parallel workers of CREATE INDEX and VACUUM never enter the executor, so
  * they cannot place themselves: every 100 ms the scheduler looks for them
  * through the lock group and places from outside those it finds unplaced
- * twice in a row, and forgets their slots once they are gone.  On SIGHUP a new groups_per_node regroups, and every
- * placed process is re-bound to its new group.  A process is never moved
- * out of the groups of its workload class, kept in its slot.  After SIGTERM or a
- * crash the postmaster starts it again within bgw_restart_time.
+ * twice in a row, and forgets their slots once they are gone.  On SIGHUP a
+ * new groups_per_node regroups, and every placed process is re-bound to its
+ * new group.  A process is never moved out of the groups of its workload
+ * class, kept in its slot.  After SIGTERM or a crash the postmaster starts it
+ * again within bgw_restart_time.
  */
 #include "postgres.h"
 
