@@ -5,13 +5,13 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).co
 
 MODULE_big = numasched
 CORE_OBJS = src/ns_cpuset.o src/ns_topology.o src/ns_policy.o src/ns_numa_maps.o
-OBJS = $(CORE_OBJS) src/ns_os.o src/settings.o src/numasched.o src/state.o src/views.o src/scheduler.o
+OBJS = $(CORE_OBJS) src/ns_os.o src/settings.o src/numasched.o src/state.o src/classes.o src/regroup.o src/memory.o \
+	src/placement.o src/segment.o src/views.o src/scheduler.o
 DATA = sql/numasched--1.0.sql
 PGFILEDESC = "numasched - NUMA-aware placement of backends and parallel workers"
 
 PG_CPPFLAGS = -Isrc -DNUMASCHED_VERSION='"$(EXTVERSION)"' -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK += -lnuma
 
 # pg_regress on a temporary instance with numasched preloaded (tmp_check is
 # the TAP tests' directory, which prove_installcheck wipes)

@@ -91,6 +91,7 @@ CREATE FUNCTION numasched_stats(
     OUT pages_copied bigint,
     OUT scheduler_restarts bigint,
     OUT last_pass timestamptz,
+    OUT memory_calls text,
     OUT stats_reset timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'numasched_stats'

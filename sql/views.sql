@@ -28,6 +28,10 @@ SELECT sum(private_pages) > 0 AS has_private_pages, bool_and(private_pages <= pa
   FROM numasched_memory(pg_backend_pid());
 SELECT sum(load) >= 1 AS counted, sum(processes) >= 1 AS listed FROM numasched_groups;
 SELECT placements >= 1 AS counted, bind_failures FROM numasched_stats;
+-- the kernel's memory calls: used with several memory nodes, none with one
+SELECT memory_calls = CASE WHEN count(*) > 1 THEN 'used' ELSE 'not needed: one memory node' END
+         AS as_the_machine
+  FROM numasched_stats, numasched_topology WHERE memory_mb > 0 GROUP BY memory_calls;
 
 SELECT numasched_reset_stats();
 SELECT placements, placements_home, placements_1_hop, placements_farther, steals, moves,
@@ -39,6 +43,8 @@ SELECT min(node) AS node FROM numasched_topology WHERE cpu_groups > 0 \gset
 SELECT numasched_move(pg_backend_pid(), :node);
 SELECT moves, node = :node AS on_that_node FROM numasched_processes WHERE pid = pg_backend_pid();
 SELECT moves FROM numasched_stats;
+-- a negative group is no group (NULL asks for the least-loaded one)
+SELECT numasched_move(pg_backend_pid(), :node, -5);
 SELECT numasched_move(pg_backend_pid(), :node,
     (SELECT max(cpu_group) FROM numasched_groups WHERE node = :node));
 SELECT cpu_group = (SELECT max(cpu_group) FROM numasched_groups WHERE node = :node) AS in_that_group

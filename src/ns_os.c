@@ -1,8 +1,10 @@
 /*
  * ns_os.c - CPU affinity and memory policy through the kernel's interfaces
  *
- * set_mempolicy comes from libnuma's numaif.h (a thin system call wrapper),
- * so nothing of libnuma prints to stderr behind our back.
+ * The memory calls are made directly (syscall), not through libnuma: its
+ * constructor calls get_mempolicy and set_mempolicy in every process that
+ * loads it, which a machine with one memory node does not need and a
+ * container's seccomp filter refuses.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -11,13 +13,45 @@
 #include "ns_topology.h"
 
 #include <errno.h>
-#include <numaif.h>
+#include <linux/mempolicy.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+/* Linux 5.14; glibc 2.36's headers may lack it */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static long
+sys_set_mempolicy(int mode, const unsigned long *mask, unsigned long maxnode)
+{
+	return syscall(SYS_set_mempolicy, mode, mask, maxnode);
+}
+
+static long
+sys_get_mempolicy(int *mode, unsigned long *mask, unsigned long maxnode)
+{
+	return syscall(SYS_get_mempolicy, mode, mask, maxnode, NULL, 0UL);
+}
+
+static long
+sys_mbind(void *start, unsigned long length, int mode, const unsigned long *mask,
+		  unsigned long maxnode)
+{
+	return syscall(SYS_mbind, start, length, mode, mask, maxnode, 0U);
+}
+
+static long
+sys_move_pages(pid_t pid, unsigned long count, void **pages, const int *nodes, int *status,
+			   int flags)
+{
+	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+}
 
 static bool
 to_kernel_mask(const ns_cpuset *cpus, cpu_set_t *mask, size_t size)
@@ -81,51 +115,62 @@ nodes_mask(const ns_cpuset *nodes, unsigned long *mask)
 	}
 }
 
-size_t
-ns_resident_map_size(size_t length)
-{
-	/* mincore counts in base pages, also for a huge-page mapping */
-	return length / sysconf(_SC_PAGESIZE) + 1;
-}
+/*
+ * Base pages whose residency one mincore() call asks for: a window of 64 MB,
+ * so that a segment of any size needs no more than 16 kB of scratch space.
+ */
+#define RESIDENT_WINDOW 16384
 
 bool
 ns_visit_resident_pages(char *start, size_t length, size_t page_size, bool map_first,
-						unsigned char *resident, ns_page_visitor visit, void *arg,
-						char *err, size_t errlen)
+						ns_page_visitor visit, void *arg, char *err, size_t errlen)
 {
 	size_t		base = sysconf(_SC_PAGESIZE);
+	unsigned char resident[RESIDENT_WINDOW];
+
+	/*
+	 * A window holds whole pages; a page larger than the window (1 GB huge
+	 * pages) is asked for by its first base page alone.
+	 */
+	bool		page_at_a_time = page_size > RESIDENT_WINDOW * base;
+	size_t		window_length = page_at_a_time ? page_size : RESIDENT_WINDOW * base / page_size * page_size;
 	void	   *pages[NS_PAGE_BATCH];
 	int			nodes[NS_PAGE_BATCH];
 	size_t		index[NS_PAGE_BATCH];
 	int			n = 0;
 	bool		ok = true;
 
-	if (mincore(start, length, resident) != 0)
+	for (size_t window = 0; ok && window < length; window += window_length)
 	{
-		snprintf(err, errlen, "mincore failed: %s", strerror(errno));
-		return false;
-	}
-	for (size_t offset = 0; ok && offset < length; offset += page_size)
-	{
-		bool		last = offset + page_size >= length;
+		size_t		end = window + window_length < length ? window + window_length : length;
 
-		if (resident[offset / base] & 1)
+		if (mincore(start + window, page_at_a_time ? base : end - window, resident) != 0)
 		{
-			if (map_first)
-				(void) *(volatile char *) (start + offset);
-			index[n] = offset / page_size;
-			pages[n++] = start + offset;
+			snprintf(err, errlen, "mincore failed: %s", strerror(errno));
+			return false;
 		}
-		if (n == NS_PAGE_BATCH || (last && n > 0))
+		for (size_t offset = window; ok && offset < end; offset += page_size)
 		{
-			if (move_pages(0, n, pages, NULL, nodes, 0) != 0)
+			bool		last = offset + page_size >= length;
+
+			if (resident[(offset - window) / base] & 1)
 			{
-				snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
-				ok = false;
+				if (map_first)
+					(void) *(volatile char *) (start + offset);
+				index[n] = offset / page_size;
+				pages[n++] = start + offset;
 			}
-			else
-				ok = visit(pages, nodes, index, n, arg, err, errlen);
-			n = 0;
+			if (n == NS_PAGE_BATCH || (last && n > 0))
+			{
+				if (sys_move_pages(0, n, pages, NULL, nodes, 0) != 0)
+				{
+					snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
+					ok = false;
+				}
+				else
+					ok = visit(pages, nodes, index, n, arg, err, errlen);
+				n = 0;
+			}
 		}
 	}
 	return ok;
@@ -202,7 +247,7 @@ move_to_interleave_nodes(void **pages, const int *nodes, const size_t *index, in
 	}
 	if (m == 0)
 		return true;
-	if (move_pages(0, m, misplaced, targets, status, MPOL_MF_MOVE) < 0)
+	if (sys_move_pages(0, m, misplaced, targets, status, MPOL_MF_MOVE) < 0)
 	{
 		snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
 		return false;
@@ -220,7 +265,7 @@ move_to_interleave_nodes(void **pages, const int *nodes, const size_t *index, in
 bool
 ns_local_policy_range(char *start, size_t length, char *err, size_t errlen)
 {
-	if (mbind(start, length, MPOL_LOCAL, NULL, 0, 0) != 0)
+	if (sys_mbind(start, length, MPOL_LOCAL, NULL, 0) != 0)
 	{
 		snprintf(err, errlen, "mbind failed: %s", strerror(errno));
 		return false;
@@ -230,8 +275,8 @@ ns_local_policy_range(char *start, size_t length, char *err, size_t errlen)
 
 bool
 ns_interleave_range(char *start, size_t length, size_t page_size,
-					const ns_cpuset *nodes, unsigned char *resident,
-					ns_interleave_result *result, char *err, size_t errlen)
+					const ns_cpuset *nodes, ns_interleave_result *result,
+					char *err, size_t errlen)
 {
 	unsigned long mask[MASK_LONGS];
 	interleaving il = {.nnodes = 0, .phase = -1, .result = result};
@@ -249,12 +294,12 @@ ns_interleave_range(char *start, size_t length, size_t page_size,
 		snprintf(err, errlen, "no node to interleave over");
 		return false;
 	}
-	if (mbind(start, length, MPOL_INTERLEAVE, mask, KERNEL_MAXNODE, 0) != 0)
+	if (sys_mbind(start, length, MPOL_INTERLEAVE, mask, KERNEL_MAXNODE) != 0)
 	{
 		snprintf(err, errlen, "mbind failed: %s", strerror(errno));
 		return false;
 	}
-	return ns_visit_resident_pages(start, length, page_size, false, resident,
+	return ns_visit_resident_pages(start, length, page_size, false,
 								   move_to_interleave_nodes, &il, err, errlen);
 }
 
@@ -264,13 +309,13 @@ ns_interleave_own_allocations(const ns_cpuset *nodes, ns_saved_policy *saved,
 {
 	unsigned long mask[MASK_LONGS];
 
-	if (get_mempolicy(&saved->mode, saved->mask, KERNEL_MAXNODE, NULL, 0) != 0)
+	if (sys_get_mempolicy(&saved->mode, saved->mask, KERNEL_MAXNODE) != 0)
 	{
 		snprintf(err, errlen, "get_mempolicy failed: %s", strerror(errno));
 		return false;
 	}
 	nodes_mask(nodes, mask);
-	if (set_mempolicy(MPOL_INTERLEAVE, mask, KERNEL_MAXNODE) != 0)
+	if (sys_set_mempolicy(MPOL_INTERLEAVE, mask, KERNEL_MAXNODE) != 0)
 	{
 		snprintf(err, errlen, "set_mempolicy failed: %s", strerror(errno));
 		return false;
@@ -278,14 +323,21 @@ ns_interleave_own_allocations(const ns_cpuset *nodes, ns_saved_policy *saved,
 	return true;
 }
 
-bool
-ns_restore_policy(const ns_saved_policy *saved, char *err, size_t errlen)
+/* set_mempolicy of a saved policy; -1 with errno on failure */
+static long
+set_saved_policy(const ns_saved_policy *saved)
 {
 	bool		any = false;
 
 	for (size_t i = 0; i < MASK_LONGS; i++)
 		any |= saved->mask[i] != 0;
-	if (set_mempolicy(saved->mode, any ? saved->mask : NULL, any ? KERNEL_MAXNODE : 0) != 0)
+	return sys_set_mempolicy(saved->mode, any ? saved->mask : NULL, any ? KERNEL_MAXNODE : 0);
+}
+
+bool
+ns_restore_policy(const ns_saved_policy *saved, char *err, size_t errlen)
+{
+	if (set_saved_policy(saved) != 0)
 	{
 		snprintf(err, errlen, "set_mempolicy failed: %s", strerror(errno));
 		return false;
@@ -312,7 +364,7 @@ ns_set_memory_policy(ns_memory_policy policy, int node_id, char *err, size_t err
 		mode = policy == NS_MEMORY_BIND ? MPOL_BIND : MPOL_PREFERRED;
 	}
 
-	if (set_mempolicy(mode, mode == MPOL_DEFAULT ? NULL : nodemask,
+	if (sys_set_mempolicy(mode, mode == MPOL_DEFAULT ? NULL : nodemask,
 					  mode == MPOL_DEFAULT ? 0 : KERNEL_MAXNODE) != 0)
 	{
 		snprintf(err, errlen, "set_mempolicy failed: %s", strerror(errno));
@@ -337,19 +389,30 @@ private_memory_mapping(const char *perms, unsigned long inode, const char *name)
 }
 
 /*
- * Writes a word onto itself: compare-and-swap with its own value changes
- * nothing and cannot lose a store made meanwhile (by a signal handler, say),
- * but it is a write, so the kernel breaks copy-on-write sharing here.  An
- * atomic add of zero would not do: compilers may turn it into a load.
+ * Gives the caller its own copy of pages it shares copy-on-write:
+ * MADV_POPULATE_WRITE (Linux 5.14) faults them in writable, as a write
+ * would, but answers an error where a write would raise a signal (a shadow
+ * stack, a page under a protection key), and writes nothing.  Contiguous
+ * pages go in one call.  Returns how many were copied; a kernel without it
+ * copies nothing.
  */
-static void
-write_in_place(void *page)
+static uint64_t
+copy_shared_pages(void **pages, int n)
 {
-	unsigned long *word = page;
-	unsigned long value = __atomic_load_n(word, __ATOMIC_RELAXED);
+	long		page_size = sysconf(_SC_PAGESIZE);
+	uint64_t	copied = 0;
 
-	(void) __atomic_compare_exchange_n(word, &value, value, false,
-									   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	for (int i = 0; i < n;)
+	{
+		int			run = 1;
+
+		while (i + run < n && (char *) pages[i + run] == (char *) pages[i] + run * page_size)
+			run++;
+		if (madvise(pages[i], run * page_size, MADV_POPULATE_WRITE) == 0)
+			copied += run;
+		i += run;
+	}
+	return copied;
 }
 
 #define PRIVATE_BATCH 512
@@ -442,12 +505,14 @@ settle_batch(void **pages, int n, void *arg)
 	int			nodes[PRIVATE_BATCH];
 	int			status[PRIVATE_BATCH];
 	int			now_on[PRIVATE_BATCH];
+	void	   *shared[PRIVATE_BATCH];
+	int			nshared = 0;
 	int			elsewhere = 0;
 	bool		busy = false;
 	long		not_moved;
 
 	/* where the pages are (no node list: nothing moves) */
-	if (move_pages(st->pid, n, pages, NULL, status, 0) < 0)
+	if (sys_move_pages(st->pid, n, pages, NULL, status, 0) < 0)
 		return false;
 	for (int i = 0; i < n; i++)
 	{
@@ -463,7 +528,7 @@ settle_batch(void **pages, int n, void *arg)
 	if (elsewhere == 0)
 		return true;
 	/* a page shared with another process answers -EACCES and stays */
-	not_moved = move_pages(st->pid, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
+	not_moved = sys_move_pages(st->pid, elsewhere, pages, nodes, status, MPOL_MF_MOVE);
 	if (not_moved < 0)
 		return false;
 
@@ -473,22 +538,18 @@ settle_batch(void **pages, int n, void *arg)
 	 */
 	for (int i = 0; i < elsewhere && !busy; i++)
 		busy = status[i] == -EBUSY;
-	if (busy && move_pages(st->pid, elsewhere, pages, NULL, now_on, 0) < 0)
+	if (busy && sys_move_pages(st->pid, elsewhere, pages, NULL, now_on, 0) < 0)
 		return false;
 	for (int i = 0; i < elsewhere; i++)
 	{
 		if ((busy ? now_on[i] : status[i]) == node_id)
 			result->moved++;
 		else if (status[i] == -EACCES)
-		{
-			result->shared++;
-			if (st->copy_shared)
-			{
-				write_in_place(pages[i]);
-				result->copied++;
-			}
-		}
+			shared[nshared++] = pages[i];
 	}
+	result->shared += nshared;
+	if (st->copy_shared && nshared > 0)
+		result->copied += copy_shared_pages(shared, nshared);
 	return true;
 }
 
@@ -501,4 +562,104 @@ ns_settle_private_memory(pid_t pid, int node_id, bool copy_shared, ns_settle_res
 
 	memset(result, 0, sizeof(*result));
 	return visit_private_pages(pid, settle_batch, &st, err, errlen);
+}
+
+int
+ns_refused_memory_calls(ns_saved_policy *inherited, char *err, size_t errlen)
+{
+	int			refused = 0;
+	long		page_size = sysconf(_SC_PAGESIZE);
+	void	   *page;
+	int			status;
+	size_t		used = 0;
+
+#define REFUSED(call, name) \
+	do { \
+		refused |= (call); \
+		if (used < errlen) \
+			used += snprintf(err + used, errlen - used, "%s%s failed: %s", \
+							 used ? ", " : "", (name), strerror(errno)); \
+	} while (0)
+
+	err[0] = '\0';
+	memset(inherited, 0, sizeof(*inherited));
+	/* set_mempolicy is tried with the policy the process has: nothing changes */
+	if (sys_get_mempolicy(&inherited->mode, inherited->mask, KERNEL_MAXNODE) != 0)
+	{
+		REFUSED(NS_CALL_GET_MEMPOLICY | NS_CALL_SET_MEMPOLICY, "get_mempolicy");
+		inherited->mode = MPOL_DEFAULT;
+	}
+	else if (set_saved_policy(inherited) != 0)
+		REFUSED(NS_CALL_SET_MEMPOLICY, "set_mempolicy");
+	page = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+	{
+		snprintf(err, errlen, "mmap failed: %s", strerror(errno));
+		return NS_CALL_ALL;
+	}
+	*(volatile char *) page = 1;
+	if (sys_mbind(page, page_size, MPOL_DEFAULT, NULL, 0) != 0)
+		REFUSED(NS_CALL_MBIND, "mbind");
+	if (sys_move_pages(0, 1, &page, NULL, &status, 0) != 0)
+		REFUSED(NS_CALL_MOVE_PAGES, "move_pages");
+	munmap(page, page_size);
+#undef REFUSED
+	return refused;
+}
+
+bool
+ns_policy_is_default(const ns_saved_policy *policy)
+{
+	return policy->mode == MPOL_DEFAULT;
+}
+
+void
+ns_format_policy(const ns_saved_policy *policy, char *out, size_t outlen)
+{
+	ns_cpuset	nodes;
+	char		list[256];
+	const char *name;
+
+	ns_cpuset_zero(&nodes);
+	for (int id = 0; id < NS_MAX_NODES; id++)
+		if (policy->mask[id / LONG_BITS] & (1UL << (id % LONG_BITS)))
+			ns_cpuset_set(&nodes, id);
+	ns_cpuset_format(&nodes, list, sizeof(list));
+	/* the names numa_maps prints; the mode flags left out */
+	switch (policy->mode & ~(MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES))
+	{
+		case MPOL_DEFAULT:
+			name = "default";
+			break;
+		case MPOL_PREFERRED:
+			name = "prefer";
+			break;
+		case MPOL_BIND:
+			name = "bind";
+			break;
+		case MPOL_INTERLEAVE:
+			name = "interleave";
+			break;
+		case MPOL_LOCAL:
+			name = "local";
+			break;
+		default:
+			name = "policy";
+			break;
+	}
+	if (list[0])
+		snprintf(out, outlen, "%s:%s", name, list);
+	else
+		snprintf(out, outlen, "%s", name);
+}
+
+bool
+ns_policy_range(char *start, size_t length, const ns_saved_policy *policy, char *err, size_t errlen)
+{
+	if (sys_mbind(start, length, policy->mode, policy->mask, KERNEL_MAXNODE) != 0)
+	{
+		snprintf(err, errlen, "mbind failed: %s", strerror(errno));
+		return false;
+	}
+	return true;
 }

@@ -46,9 +46,8 @@ bool		ns_set_memory_policy(ns_memory_policy policy, int node_id,
  * with move_pages: only pages the process alone maps move, and the shared
  * memory segment and files are left alone.  With "copy_shared" (the caller
  * only), a page it still shares copy-on-write with its parent on another
- * node is written in place (an atomic compare-and-swap of a word with
- * itself, which changes nothing), so that the kernel gives the caller its
- * own copy where it allocates now.  Call it once the process is bound to
+ * node is faulted in writable (MADV_POPULATE_WRITE, which writes nothing),
+ * so that the kernel gives the caller its own copy where it allocates now.  Call it once the process is bound to
  * the node's CPUs.
  */
 bool		ns_settle_private_memory(pid_t pid, int node_id, bool copy_shared,
@@ -74,23 +73,45 @@ bool		ns_interleave_own_allocations(const ns_cpuset *nodes, ns_saved_policy *sav
 /* Puts back a policy saved by ns_interleave_own_allocations. */
 bool		ns_restore_policy(const ns_saved_policy *saved, char *err, size_t errlen);
 
+/* The memory calls numasched makes, as bits */
+#define NS_CALL_SET_MEMPOLICY 0x1
+#define NS_CALL_GET_MEMPOLICY 0x2
+#define NS_CALL_MBIND 0x4
+#define NS_CALL_MOVE_PAGES 0x8
+#define NS_CALL_ALL 0xf
+
+/*
+ * Makes each memory call once, changing nothing, and returns the ones the
+ * kernel refused (a container's seccomp filter answers EPERM, a kernel
+ * without NUMA ENOSYS), with what each answered in "err".  The caller's
+ * policy, as it inherited it, is left in *inherited (MPOL_DEFAULT if it
+ * cannot be read).
+ */
+int			ns_refused_memory_calls(ns_saved_policy *inherited, char *err, size_t errlen);
+
+/* Whether a saved policy is the kernel's default; as numa_maps names it. */
+bool		ns_policy_is_default(const ns_saved_policy *policy);
+void		ns_format_policy(const ns_saved_policy *policy, char *out, size_t outlen);
+
+/* Gives [start, start + length) a saved policy (mbind; no page moves). */
+bool		ns_policy_range(char *start, size_t length, const ns_saved_policy *policy,
+							char *err, size_t errlen);
+
 /*
  * Visits the resident pages of [start, start + length) (mapped in pages of
  * page_size bytes) in batches of at most NS_PAGE_BATCH, with the node each
  * is on and its index in the mapping.  No page is allocated: mincore() says
- * which are resident, and with "map_first" each of those is read once, which
- * maps an existing page into the caller (move_pages() only sees pages the
- * caller maps; reading them is most of the cost on a cold segment).  The
- * visitor may move them.  "resident" is the caller's scratch space of
- * ns_resident_map_size(length) bytes.  Returns false with a message on
- * failure.
+ * which are resident, a window at a time, and with "map_first" each of those
+ * is read once, which maps an existing page into the caller (move_pages()
+ * only sees pages the caller maps; reading them is most of the cost on a
+ * cold segment).  The visitor may move them.  Returns false with a message
+ * on failure.
  */
 #define NS_PAGE_BATCH 1024
 typedef bool (*ns_page_visitor) (void **pages, const int *nodes, const size_t *index, int n,
 								 void *arg, char *err, size_t errlen);
-size_t		ns_resident_map_size(size_t length);
 bool		ns_visit_resident_pages(char *start, size_t length, size_t page_size, bool map_first,
-									unsigned char *resident, ns_page_visitor visit, void *arg,
+									ns_page_visitor visit, void *arg,
 									char *err, size_t errlen);
 
 /* What interleaving a mapping did. */
@@ -118,11 +139,11 @@ bool		ns_local_policy_range(char *start, size_t length, char *err, size_t errlen
  * the one most of the first resident pages show (see find_phase).  Only
  * pages the caller alone maps move without CAP_SYS_NICE: call it before any
  * other process maps them, from the process that wrote them (their pages are
- * mapped in it already).  "resident" as above.  Weighted interleave
+ * mapped in it already).  Weighted interleave
  * (MPOL_WEIGHTED_INTERLEAVE, Linux 6.9) would change interleave_node() only.
  */
 bool		ns_interleave_range(char *start, size_t length, size_t page_size,
-								const ns_cpuset *nodes, unsigned char *resident,
-								ns_interleave_result *result, char *err, size_t errlen);
+								const ns_cpuset *nodes, ns_interleave_result *result,
+								char *err, size_t errlen);
 
 #endif							/* NS_OS_H */

@@ -54,12 +54,17 @@ numasched_shmem_startup(void)
 {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	numasched_shmem_attach();
+	/* new: the plan of the settings at server start (nobody else attached yet) */
+	if (!numasched_shmem_attach())
+	{
+		numasched_sync_plan();
+		numasched_release();
+	}
 	/* at server start and after a crash restart, the segment is new */
 	if (!IsUnderPostmaster && numasched_shared_memory == SHARED_MEMORY_INTERLEAVE)
 		numasched_interleave_shared_memory();
 	else if (!IsUnderPostmaster)
-		numasched_guard_huge_page_segment();
+		numasched_guard_segment();
 }
 
 /*
@@ -200,9 +205,10 @@ _PG_init(void)
 {
 	if (process_shared_preload_libraries_in_progress)
 		numasched_load_machine();
+	if (process_shared_preload_libraries_in_progress && !IsUnderPostmaster)
+		numasched_probe_memory();
 
 	numasched_define_settings();
-
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;

@@ -103,7 +103,7 @@ typedef struct numasched_shared
 	uint32		pass;			/* rebalancing passes since server start */
 } numasched_shared;
 
-/* state (state.c) */
+/* shared state (state.c) */
 extern numasched_shared *numasched_state;
 extern numasched_slot *numasched_slots;
 extern numasched_class *numasched_classes;
@@ -116,11 +116,42 @@ extern Size numasched_shmem_size(void);
  */
 extern int	numasched_next_slot(int i);
 extern int	numasched_slot_count(void);
-extern void numasched_shmem_attach(void);
+
+/* Attaches to the shared state; false when it was created just now. */
+extern bool numasched_shmem_attach(void);
+
+/* Sets or clears a slot's bit in the map of occupied slots; lock held. */
+extern void numasched_mark_slot(const numasched_slot *slot, bool occupied_now);
+
+/* Copies a plan into the shared one; lock held exclusively. */
+extern void numasched_copy_plan_to_shared(const ns_plan *plan);
+
+/*
+ * A WARNING to send once the lock is released (numasched_release): a
+ * message can block on a client's full socket.
+ */
+extern void numasched_warn_later(const char *fmt,...) pg_attribute_printf(1, 2);
 
 /* The shared plan and loads; call with the lock held. */
 extern const ns_plan *numasched_shared_plan(void);
 extern ns_loads *numasched_shared_loads(void);
+
+/* Releases the lock, then sends any WARNING found while it was held. */
+extern void numasched_release(void);
+
+/* workload classes (classes.c); lock held exclusively */
+
+/* The class of this process's own settings, one more slot in it; -1: none. */
+extern int	numasched_take_own_class_locked(void);
+extern void numasched_drop_class_locked(int class_id);
+
+/* What a class's settings mean in the groups in force. */
+extern void numasched_compute_class_locked(numasched_class *class);
+
+/* The groups a slot's class may spill to; NULL: any. */
+extern const ns_cpuset *numasched_slot_reach(const numasched_slot *slot);
+
+/* the plan in force (regroup.c) */
 
 /*
  * Makes the shared plan match this process's settings unless they are older
@@ -128,7 +159,11 @@ extern ns_loads *numasched_shared_loads(void);
  * numasched_release(), which sends any WARNING found meanwhile.
  */
 extern bool numasched_sync_plan(void);
-extern void numasched_release(void);
+
+/* placement (placement.c) */
+
+/* Gives a slot back: its load, its class; lock held exclusively. */
+extern void numasched_forget_slot_locked(numasched_slot *slot);
 
 /* Places "proc" (MyProc, or another process); false when nothing was done. */
 extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
@@ -146,7 +181,47 @@ extern void numasched_reclass(void);
  */
 extern const ns_cpuset *numasched_slot_home(const numasched_slot *slot);
 
-/* Adopts the memory policy of the node the slot now names (after a move). */
+/* memory (memory.c) */
+
+/*
+ * Tries the kernel's memory calls once, in the postmaster at load time, and
+ * says at LOG which it refused and what policy the postmaster inherited.
+ * With one usable memory node, it makes none.
+ */
+extern void numasched_probe_memory(void);
+
+/* Whether every call of "calls" (NS_CALL_* bits) is worth making here. */
+extern bool numasched_memory_call_usable(int calls);
+
+/* The postmaster's policy when it was not the default and may be used; else NULL. */
+extern const ns_saved_policy *numasched_inherited_policy(void);
+
+/* "used", "not needed: one memory node" or "refused: ...", for numasched_stats */
+extern const char *numasched_memory_calls_state(void);
+
+typedef enum numasched_failure
+{
+	FAILURE_AFFINITY,
+	FAILURE_UNBIND,
+	FAILURE_MEMORY_POLICY,
+	FAILURE_SETTLE
+} numasched_failure;
+
+/* A WARNING once per process and kind of failure, and bind_failures counted. */
+extern void numasched_warn_failure(numasched_failure kind, const char *message, const char *err);
+
+/*
+ * This process was placed on a node (its memory policy; a parallel worker
+ * also moves its pages), or let go (the kernel's default policy back).
+ */
+extern void numasched_memory_placed(int node_index, numasched_kind kind, bool bound);
+extern void numasched_memory_unplaced(void);
+
+/*
+ * At a statement's start: adopts the memory policy of the node the slot now
+ * names (after a move), and brings the process's memory there once it has
+ * lived long enough for that to pay.
+ */
 extern void numasched_follow_slot(void);
 
 /*
@@ -188,6 +263,8 @@ extern void numasched_count(numasched_stat stat, uint64 n);
  */
 extern bool numasched_process_memory(pid_t pid, uint64 *kb_per_node, uint64 *private_kb_per_node);
 
+/* the main shared memory segment (segment.c) */
+
 /*
  * The main shared memory segment: found as the mapping that holds our own
  * ShmemInitStruct, checked by its header's magic number.
@@ -214,10 +291,11 @@ extern void numasched_interleave_initialisation(void);
 extern void numasched_interleave_shared_memory(void);
 
 /*
- * Otherwise, a segment of huge pages gets the local memory policy, so that
- * no process's own policy can make a fault find an empty node pool (SIGBUS).
+ * Otherwise the segment keeps the policy the postmaster inherited, or, of
+ * huge pages, gets the local one, so that no process's own policy can make a
+ * fault find an empty node pool (SIGBUS).
  */
-extern void numasched_guard_huge_page_segment(void);
+extern void numasched_guard_segment(void);
 
 /* ERROR unless loaded through shared_preload_libraries. */
 extern void numasched_require_loaded(void);

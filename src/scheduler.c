@@ -64,6 +64,8 @@ typedef struct cpu_sample
 typedef struct node_move
 {
 	pid_t		pid;
+	int			slot;
+	uint32		moves;			/* the slot's count of moves once moved */
 	int			from_node;
 	int			to_node;
 } node_move;
@@ -275,6 +277,25 @@ node_of_cpu(int cpu)
 	return -1;
 }
 
+/*
+ * Whether the memory of a process moved to "to_node" should follow it now:
+ * migrate_memory on, a memory policy (none leaves memory alone), a node with
+ * memory to use, and the process not moved again since (by numasched_move or
+ * a SET of its class; it settles on its new node itself) nor gone.
+ */
+static bool
+memory_follows(const node_move *m)
+{
+	numasched_slot *slot = &numasched_slots[m->slot];
+
+	return numasched_migrate_memory && numasched_memory_policy != NS_MEMORY_NONE &&
+		m->from_node != m->to_node &&
+		ns_node_memory_usable(&numasched_machine->nodes[m->to_node]) &&
+		numasched_memory_call_usable(NS_CALL_MOVE_PAGES) &&
+		slot->pid == m->pid && slot->moves == m->moves &&
+		BackendPidGetProc(m->pid) != NULL;
+}
+
 /* After the lock is released: log the moves, bring memory along. */
 static void
 finish_node_moves(int n)
@@ -285,13 +306,13 @@ finish_node_moves(int n)
 	{
 		node_move  *m = &node_moves[i];
 
+		CHECK_FOR_INTERRUPTS();
 		if (numasched_log_placements)
 			ereport(LOG, (errmsg("numasched moved process %d from node %d to node %d",
 								 (int) m->pid, numasched_machine->nodes[m->from_node].id,
 								 numasched_machine->nodes[m->to_node].id)));
-		/* the lock is released: not a pid the process has left since */
-		if (numasched_migrate_memory && m->from_node != m->to_node &&
-			BackendPidGetProc(m->pid) != NULL)
+		/* the lock is released: unlocked reads, checked again just before */
+		if (memory_follows(m))
 		{
 			/*
 			 * Its private memory, as the process itself would move it at its
@@ -352,6 +373,8 @@ rebind_after_regroup_locked(void)
 		if (from_node >= 0 && from_node != slot->node)
 		{
 			node_moves[n].pid = slot->pid;
+			node_moves[n].slot = i;
+			node_moves[n].moves = slot->moves;
 			node_moves[n].from_node = from_node;
 			node_moves[n].to_node = slot->node;
 			n++;
@@ -462,6 +485,8 @@ rebalance_pass(void)
 		r->from_node = slot->node;
 		numasched_move_slot_locked(slot, moves[m].to_group);
 		slot->bound = true;
+		r->slot = proc_slot[moves[m].proc];
+		r->moves = slot->moves;
 		r->to_node = slot->node;
 		nnode_moves++;
 	}

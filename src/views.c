@@ -9,7 +9,6 @@
  */
 #include "postgres.h"
 
-#include <numaif.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -285,8 +284,8 @@ Datum
 numasched_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[NUMASCHED_NSTATS + 2];
-	bool		nulls[NUMASCHED_NSTATS + 2] = {0};
+	Datum		values[NUMASCHED_NSTATS + 3];
+	bool		nulls[NUMASCHED_NSTATS + 3] = {0};
 	uint64		starts;
 	TimestampTz last_pass;
 
@@ -300,8 +299,9 @@ numasched_stats(PG_FUNCTION_ARGS)
 	last_pass = (TimestampTz) pg_atomic_read_u64(&numasched_state->last_pass);
 	values[NUMASCHED_NSTATS] = TimestampTzGetDatum(last_pass);
 	nulls[NUMASCHED_NSTATS] = last_pass == 0;
+	values[NUMASCHED_NSTATS + 1] = CStringGetTextDatum(numasched_memory_calls_state());
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
-	values[NUMASCHED_NSTATS + 1] = TimestampTzGetDatum(numasched_state->stats_reset);
+	values[NUMASCHED_NSTATS + 2] = TimestampTzGetDatum(numasched_state->stats_reset);
 	LWLockRelease(numasched_state->lock);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	PG_RETURN_VOID();
@@ -338,9 +338,9 @@ check_may_move(PGPROC *proc)
 				 errdetail("Only roles with privileges of the role whose process is being moved or with privileges of the \"pg_signal_backend\" role may move this process.")));
 }
 
-/* ERROR unless the node has CPU groups and "group" (if >= 0) is one of them. */
+/* ERROR unless the node has CPU groups and "group" (unless any) is one of them. */
 static void
-check_node_and_group(int node_id, int node_index, int group)
+check_node_and_group(int node_id, int node_index, int group, bool any_group)
 {
 	int			first = 0,
 				count = 0;
@@ -357,7 +357,7 @@ check_node_and_group(int node_id, int node_index, int group)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("node %d is not used by numasched", node_id),
 				 errhint("The nodes with CPU groups are listed in the view numasched_topology.")));
-	if (group >= 0 && (group < first || group >= first + count))
+	if (!any_group && (group < first || group >= first + count))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("CPU group %d is not on node %d", group, node_id),
@@ -369,7 +369,8 @@ numasched_move(PG_FUNCTION_ARGS)
 {
 	int32		pid = PG_GETARG_INT32(0);
 	int32		node_id = PG_GETARG_INT32(1);
-	int			requested = PG_ARGISNULL(2) ? -1 : PG_GETARG_INT32(2);
+	bool		any_group = PG_ARGISNULL(2);
+	int			requested = any_group ? -1 : PG_GETARG_INT32(2);
 	int			group = requested;
 	int			node_index;
 	PGPROC	   *proc;
@@ -379,6 +380,9 @@ numasched_move(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
 	node_index = numasched_machine ? ns_topology_node_index(numasched_machine, node_id) : -1;
+	/* -1 is "any group" to numasched_move_process: only NULL means that here */
+	if (!any_group && requested < 0)
+		check_node_and_group(node_id, node_index, requested, false);
 	proc = BackendPidGetProc(pid);
 	if (proc != NULL)
 	{
@@ -388,13 +392,13 @@ numasched_move(PG_FUNCTION_ARGS)
 	}
 	/* bad arguments are errors, also with a bad pid */
 	if (proc == NULL || result == MOVE_BAD_NODE || result == MOVE_BAD_GROUP)
-		check_node_and_group(node_id, node_index, requested);
+		check_node_and_group(node_id, node_index, requested, any_group);
 	if (result == MOVE_OUTSIDE_CLASS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to move process %d out of its workload class", pid),
 				 errdetail("Its numasched.nodes, numasched.cpu_groups and numasched.spill do not allow node %d%s.",
-						   node_id, requested >= 0 ? psprintf(", CPU group %d", requested) : ""),
+						   node_id, !any_group ? psprintf(", CPU group %d", requested) : ""),
 				 errhint("Only superusers may move a process out of its workload class.")));
 	if (proc == NULL)
 	{
@@ -566,9 +570,8 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 				 errmsg("could not find the main shared memory segment in /proc/self/smaps")));
 	count.kb = palloc0(NS_MAX_NODES * sizeof(uint64));
 	count.page_kb = page_kb = page_size / 1024;
-	/* palloc'd: an interrupt between batches leaks nothing */
-	if (!ns_visit_resident_pages(start, length, page_size, true, palloc(ns_resident_map_size(length)),
-								 count_shared_pages, &count, err, sizeof(err)))
+	if (!ns_visit_resident_pages(start, length, page_size, true, count_shared_pages, &count,
+								 err, sizeof(err)))
 		ereport(ERROR,
 				(errmsg("could not count the pages of the main shared memory segment"),
 				 errdetail_from_core(err)));

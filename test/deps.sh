@@ -8,14 +8,15 @@
 #     bash test/deps.sh test     # bench + package + the test tools: TAP, fuzzers,
 #                                # PostgreSQL 17/18 (npm), the qemu VMs
 #
-# At run time numasched needs only libnuma1 and the PostgreSQL it was built
-# for.  Installing the server package (postgresql-15) does not create or
+# At run time numasched needs only the PostgreSQL it was built for: it makes
+# the kernel's memory calls itself, without libnuma.  Installing the server
+# package (postgresql-15) does not create or
 # start a cluster here: the demo and the tests make throwaway ones.
 set -euo pipefail
 
 purpose=${1:-test}
 build=(
-	make gcc libnuma-dev
+	make gcc
 	postgresql-server-dev-15  # PGXS and headers (it brings clang and llvm for the JIT bitcode)
 	libkrb5-dev               # libpq/libpq-be.h includes gssapi
 )

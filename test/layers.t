@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # The layers of DESIGN.md, from the built objects: the core uses no
-# PostgreSQL symbol and nothing of the glue; no two files of the glue or of
+# PostgreSQL symbol and nothing of the glue; no file of the glue uses one
+# above it in doc/architecture.md's order; no two files of the glue or of
 # numasched-plan use each other, directly or round a circle (a symbol one
 # object needs and another defines is a use).
 use strict;
@@ -10,7 +11,9 @@ use Test::More;
 
 my $src = dirname(__FILE__) . '/../src';
 my @core = map { "$src/$_.o" } qw(ns_cpuset ns_topology ns_policy ns_numa_maps);
-my @glue = map { "$src/$_.o" } qw(ns_os settings state views scheduler numasched);
+# bottom to top: each may use those before it
+my @glue = map { "$src/$_.o" } qw(ns_os settings state classes regroup memory placement segment views
+  scheduler numasched);
 my @cli = map { "$src/$_.o" } qw(plan_common numasched_plan plan_simulate plan_bench);
 -f $_ or plan skip_all => "$_ is not built (make first)" for @core, @glue, @cli;
 
@@ -83,6 +86,13 @@ for my $c (@core)
 	is("@pg", '', basename($c) . ' calls no PostgreSQL function');
 }
 is(circle(uses(@glue)), undef, 'no circle of uses in the glue');
+my $glue = uses(@glue);
+for my $i (0 .. $#glue)
+{
+	my %above = map { $glue[$_] => 1 } $i + 1 .. $#glue;
+	my @up = map { basename($_, '.o') . " ($glue->{$glue[$i]}{$_})" } grep { $above{$_} } sort keys %{ $glue->{ $glue[$i] } // {} };
+	is("@up", '', basename($glue[$i]) . ' uses no file above it');
+}
 is(circle(uses(@cli)), undef, 'no circle of uses in numasched-plan');
 
 # the check itself finds a circle where there is one

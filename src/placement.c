@@ -1,0 +1,378 @@
+/*
+ * placement.c - placing a process in a CPU group and binding it there:
+ * a backend or parallel worker placing itself, the scheduler placing one
+ * from outside, a move into a new workload class, numasched_move, and the
+ * slot given back at exit
+ *
+ * The books and the kernel agree: a process's CPUs are set while the lock is
+ * held, by whoever writes its group, and the group is written only when the
+ * kernel took the CPUs.  Nothing here raises an ERROR while placing:
+ * numasched must never turn a working connection into a failing one.  A
+ * process that cannot be bound runs unbound, with a WARNING once per process
+ * and a counter.
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/procarray.h"
+
+#include "numasched.h"
+
+/* this process's own placement */
+static bool exit_callback_registered = false;
+
+void
+numasched_forget_slot_locked(numasched_slot *slot)
+{
+	if (slot->group >= 0 && slot->group < numasched_state->ngroups)
+		ns_loads_add(numasched_shared_plan(), numasched_shared_loads(), slot->group, -(int64) slot->weight);
+	numasched_drop_class_locked(slot->class_id);
+	slot->class_id = -1;
+	slot->pid = 0;
+	slot->group = -1;
+	numasched_mark_slot(slot, false);
+}
+
+static void
+release_own_slot(int code, Datum arg)
+{
+	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	if (slot->pid == MyProcPid)
+		numasched_forget_slot_locked(slot);
+	LWLockRelease(numasched_state->lock);
+}
+
+bool
+numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
+{
+	bool		self = proc == MyProc;
+	pid_t		pid = proc->pid;
+	numasched_slot *slot;
+	const ns_plan *plan;
+	ns_settings settings;
+	ns_request	request = {kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0, NULL, NULL};
+	ns_placement where;
+	ns_cpuset	cpus;
+	bool		bound;
+	int			class_id = -1;
+	int			parallel_mode = numasched_parallel_placement;
+	char		err[NS_ERRLEN];
+
+	if (self)
+		numasched_class_changed = false;	/* placed with the settings of now */
+	if (!numasched_enabled || numasched_state == NULL || numasched_machine == NULL || pid == 0)
+		return false;
+	numasched_settings(&settings);
+	if (self && kind == NUMASCHED_PARALLEL_WORKER)
+		request.worker_number = ParallelWorkerNumber;
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+
+	/*
+	 * A parallel worker runs with its leader's settings, which may predate a
+	 * reload: it uses the plan in force and never rebuilds it.
+	 */
+	if (!(self && IsParallelWorker()) && !numasched_sync_plan())
+	{
+		numasched_release();
+		return false;
+	}
+	plan = numasched_shared_plan();
+	slot = &numasched_slots[numasched_procno(proc)];
+
+	/*
+	 * Placed already; or, placing another process, the PGPROC was looked at
+	 * without a lock and may have been given to another process since (a
+	 * worker's PGPROC goes back to a free list at its exit).
+	 */
+	if (plan->ngroups == 0 || slot->pid == pid ||
+		(!self && (proc->pid != pid || proc->lockGroupLeader != leader ||
+				   BackendPidGetProc(pid) != proc)))
+	{
+		numasched_release();
+		return false;
+	}
+	if (slot->pid != 0)
+		numasched_forget_slot_locked(slot);	/* left by a process that is gone */
+	if (leader)
+	{
+		numasched_slot *lslot = &numasched_slots[numasched_procno(leader)];
+
+		if (lslot->pid == leader->pid && lslot->group >= 0)
+			request.leader_group = lslot->group;
+		else
+		{
+			/*
+			 * Its leader is not placed: numasched.enabled is off for its
+			 * role, or it is no client backend (a walsender, a background
+			 * worker running queries).
+			 */
+			numasched_release();
+			return false;
+		}
+
+		/*
+		 * Placed from outside, a worker joins its leader's class and follows
+		 * its leader's parallel_placement, which the scheduler cannot read.
+		 */
+		if (!self)
+		{
+			parallel_mode = lslot->parallel_mode;
+			settings.parallel = parallel_mode;
+			if (lslot->class_id >= 0)
+			{
+				class_id = lslot->class_id;
+				numasched_classes[class_id].refs++;
+			}
+		}
+	}
+	/* placing itself, a process has its own settings (a worker, its leader's) */
+	if (self)
+		class_id = numasched_take_own_class_locked();
+	if (class_id >= 0)
+	{
+		request.home_groups = &numasched_classes[class_id].home;
+		request.reach_groups = &numasched_classes[class_id].reach;
+	}
+	ns_place(plan, numasched_shared_loads(), &settings, &request, &where);
+	ns_loads_add(plan, numasched_shared_loads(), where.group, NS_DEFAULT_WEIGHT);
+	cpus = plan->groups[where.group].cpus;
+	/* bound while the lock orders us against anybody moving it */
+	bound = ns_bind_cpus(self ? 0 : pid, &cpus, err, sizeof(err));
+
+	slot->pid = pid;
+	numasched_mark_slot(slot, true);
+	slot->leader_pid = leader ? leader->pid : 0;
+	slot->kind = kind;
+	slot->bound = bound;
+	slot->self_placed = self;
+	slot->keep_node = kind == NUMASCHED_PARALLEL_WORKER && parallel_mode == NS_PARALLEL_COMPACT;
+	slot->parallel_mode = parallel_mode;
+	slot->class_id = class_id;
+	slot->node = where.node;
+	slot->group = where.group;
+	slot->weight = NS_DEFAULT_WEIGHT;
+	slot->moves = 0;
+	slot->moved_pass = 0;
+	slot->placed_at = GetCurrentTimestamp();
+	slot->cpus = cpus;
+	numasched_release();
+
+	numasched_count(STAT_PLACEMENTS, 1);
+	numasched_count(where.hops == 0 ? STAT_HOME : where.hops == 1 ? STAT_ONE_HOP : STAT_FARTHER, 1);
+	if (where.hops > 0)
+		numasched_count(STAT_STEALS, 1);
+
+	if (self && !exit_callback_registered)
+	{
+		before_shmem_exit(release_own_slot, 0);
+		exit_callback_registered = true;
+	}
+	if (!bound)
+		numasched_warn_failure(FAILURE_AFFINITY,
+							   psprintf("numasched could not set its CPU affinity, process %d runs unbound", (int) pid),
+							   err);
+	if (self)
+		numasched_memory_placed(where.node, kind, bound);
+
+	if (numasched_log_placements)
+	{
+		char		text[1024];
+
+		ns_cpuset_format(&cpus, text, sizeof(text));
+		ereport(LOG,
+				(errmsg("numasched placed %s %d on node %d, CPU group %d (CPUs %s)",
+						kind == NUMASCHED_BACKEND ? "backend" : "parallel worker", (int) pid,
+						numasched_machine->nodes[where.node].id, where.group, text),
+				 errhidestmt(true)));
+	}
+	return true;
+}
+
+/* Gives this process's slot back and the CPUs it had before it was placed. */
+static void
+unplace_self(void)
+{
+	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
+	char		err[NS_ERRLEN];
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	if (slot->pid == MyProcPid)
+		numasched_forget_slot_locked(slot);
+	numasched_release();
+	if (!ns_bind_cpus(0, &numasched_machine->usable, err, sizeof(err)))
+		numasched_warn_failure(FAILURE_UNBIND,
+							   psprintf("numasched could not give process %d back the CPUs it had before it was placed", (int) MyProcPid),
+							   err);
+	numasched_memory_unplaced();
+}
+
+void
+numasched_reclass(void)
+{
+	numasched_slot *slot;
+	const ns_plan *plan;
+	const ns_cpuset *home;
+	ns_settings settings;
+	int			moved_to = -1;
+	char		err[NS_ERRLEN];
+
+	numasched_class_changed = false;
+	if (numasched_state == NULL || numasched_machine == NULL || MyProc == NULL)
+		return;
+	slot = &numasched_slots[numasched_procno(MyProc)];
+	/* unlocked peeks at our own slot: only we place or release it */
+	if (slot->pid != MyProcPid)
+	{
+		if (numasched_enabled)
+			numasched_place(MyProc, NUMASCHED_BACKEND, NULL);
+		return;
+	}
+	if (!numasched_enabled)
+	{
+		unplace_self();
+		return;
+	}
+
+	numasched_settings(&settings);
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_sync_plan();
+	plan = numasched_shared_plan();
+	/* the old class first: its entry may be the one the new class needs */
+	numasched_drop_class_locked(slot->class_id);
+	slot->class_id = numasched_take_own_class_locked();
+	slot->parallel_mode = numasched_parallel_placement;
+	home = numasched_slot_home(slot);
+	if (slot->group < 0 || (home && !ns_cpuset_test(home, slot->group)))
+	{
+		ns_request	request = {false, -1, -1, -1, 0, home, numasched_slot_reach(slot)};
+		ns_placement where;
+
+		/* placed as if new, its own load taken out of where it is */
+		if (slot->group >= 0)
+			ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) slot->weight);
+		ns_place(plan, numasched_shared_loads(), &settings, &request, &where);
+		if (slot->group >= 0)
+			ns_loads_add(plan, numasched_shared_loads(), slot->group, slot->weight);
+		if (where.group == slot->group)
+			;					/* spilled already, and no group of its own has room */
+		else if (ns_bind_cpus(0, &plan->groups[where.group].cpus, err, sizeof(err)))
+		{
+			numasched_move_slot_locked(slot, where.group);
+			slot->bound = true;
+			moved_to = where.group;
+		}
+		else
+		{
+			numasched_count(STAT_BIND_FAILURES, 1);
+			numasched_warn_later("numasched could not move process %d into its CPU groups: %s", (int) MyProcPid, err);
+		}
+	}
+	numasched_release();
+	if (moved_to >= 0 && numasched_log_placements)
+		ereport(LOG,
+				(errmsg("numasched moved process %d into its workload class, CPU group %d",
+						(int) MyProcPid, moved_to),
+				 errhidestmt(true)));
+	numasched_follow_slot();
+}
+
+void
+numasched_forget_gone(int first, int end)
+{
+	/*
+	 * A PGPROC keeps its pid after its process exits, so ask the proc array.
+	 * Processes that placed themselves give their slot back on exit; only
+	 * the ones placed from outside, background workers, need looking at.
+	 */
+	for (int i = numasched_next_slot(first); i >= 0 && i < end; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+		pid_t		pid = slot->pid;
+
+		if (pid == 0 || slot->self_placed || BackendPidGetProc(pid) == &ProcGlobal->allProcs[i])
+			continue;
+		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+		if (slot->pid == pid)
+			numasched_forget_slot_locked(slot);
+		LWLockRelease(numasched_state->lock);
+	}
+}
+
+void
+numasched_move_slot_locked(numasched_slot *slot, int group)
+{
+	const ns_plan *plan = numasched_shared_plan();
+	int			to_node = plan->groups[group].node;
+	int			hops = plan->hops[slot->node * plan->topo->nnodes + to_node];
+
+	if (slot->group >= 0)
+		ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) slot->weight);
+	ns_loads_add(plan, numasched_shared_loads(), group, slot->weight);
+	slot->group = group;
+	slot->node = to_node;
+	slot->cpus = plan->groups[group].cpus;
+	slot->moves++;
+	/* a moved process stays put for a while, whoever moved it */
+	slot->moved_pass = Max(numasched_state->pass, 1);
+	numasched_count(STAT_MOVES, 1);
+	numasched_count(hops == 0 ? STAT_MOVES_SAME_NODE :
+					hops == 1 ? STAT_MOVES_ONE_HOP : STAT_MOVES_FARTHER, 1);
+}
+
+numasched_move_result
+numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool within_class)
+{
+	const ns_cpuset *reach;
+	numasched_slot *slot;
+	const ns_plan *plan;
+	char		err[NS_ERRLEN];
+	int			first,
+				count;
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_sync_plan();
+	plan = numasched_shared_plan();
+	/* checked here, under the lock: the groups may have changed meanwhile */
+	first = node_index >= 0 ? plan->node_first_group[node_index] : 0;
+	count = node_index >= 0 ? plan->node_ngroups[node_index] : 0;
+	if (count == 0 || (*group >= 0 && (*group < first || *group >= first + count)))
+	{
+		numasched_release();
+		*group = count == 0 ? -1 : first;
+		return count == 0 ? MOVE_BAD_NODE : MOVE_BAD_GROUP;
+	}
+	slot = &numasched_slots[numasched_procno(proc)];
+	if (slot->pid != pid)
+	{
+		numasched_release();
+		return MOVE_NOT_PLACED;
+	}
+	/* a class's groups are the superuser's to cross (PGC_SUSET settings) */
+	reach = within_class ? numasched_slot_reach(slot) : NULL;
+	if (*group < 0)
+		*group = ns_least_loaded_group(plan, numasched_shared_loads(), node_index, reach);
+	if (*group < 0 || (reach && !ns_cpuset_test(reach, *group)))
+	{
+		numasched_release();
+		return MOVE_OUTSIDE_CLASS;
+	}
+	/* the books change only if the kernel took the CPUs */
+	if (!ns_bind_cpus(pid, &plan->groups[*group].cpus, err, sizeof(err)))
+	{
+		numasched_release();
+		numasched_count(STAT_BIND_FAILURES, 1);
+		ereport(WARNING,
+				(errmsg("could not move process %d", (int) pid),
+				 errdetail_from_core(err)));
+		return MOVE_BIND_FAILED;
+	}
+	numasched_move_slot_locked(slot, *group);
+	slot->bound = true;
+	numasched_release();
+	return MOVE_DONE;
+}
