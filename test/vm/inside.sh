@@ -32,9 +32,12 @@ tap() {
 		PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
 		LOCALITY_RUNS="${LOCALITY_RUNS:-}" LOCALITY_SECONDS="${LOCALITY_SECONDS:-}" \
 		LOCALITY_CONFIGS="${LOCALITY_CONFIGS:-}" LOCALITY_DETAIL="${LOCALITY_DETAIL:-}" \
+		CONNECTION_PAIRS="${CONNECTION_PAIRS:-}" CONNECTION_SECONDS="${CONNECTION_SECONDS:-}" \
 		prove -v -I "$pgxs/src/test/perl" -I test/t "$@"
 }
 wanted() { [ -z "${VM_ONLY:-}" ] || [[ $1 =~ $VM_ONLY ]]; }
+# a measurement, not a check: only when VM_ONLY names it
+measured() { [ -n "${VM_ONLY:-}" ] && [[ $1 =~ $VM_ONLY ]]; }
 
 status=0
 # the multi-node checks look at what numasched does, with NUMA balancing off:
@@ -59,5 +62,10 @@ if wanted locality; then
 		echo "guest: kernel.numa_balancing = $(cat /proc/sys/kernel/numa_balancing)"
 		tap test/vm/t/020_locality.pl || status=1
 	done
+fi
+# the cost of a new connection against the kernel alone (CONNECTION_PAIRS,
+# CONNECTION_SECONDS)
+if measured connections; then
+	tap test/vm/t/040_connections.pl || status=1
 fi
 exit $status

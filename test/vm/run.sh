@@ -9,7 +9,9 @@
 #     bash test/vm/run.sh 3      # two nodes and a CPU-less memory node (CXL)
 #     bash test/vm/run.sh 4      # four nodes, near and far pairs
 #
-# VM_ONLY (a regex of multinode, locality, interleave) picks the checks;
+# VM_ONLY (a regex of multinode, locality, interleave) picks the checks, and
+# names the measurement of a connection's cost (connections), which runs only
+# when named;
 # VM_PG_CONFIG the PostgreSQL they run against (default: pg_config on PATH,
 # the system's 15; test/pg_major.sh prepares 17 and 18).
 #
@@ -93,7 +95,8 @@ results=$(mktemp -d /tmp/numasched-vm-XXXXXX)
 chmod 777 "$results"
 # what the guest should run: VM_ONLY (a regex of test names: multinode,
 # locality) and the locality probe's LOCALITY_* settings
-for v in VM_ONLY VM_PG_CONFIG LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL; do
+for v in VM_ONLY VM_PG_CONFIG LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL \
+	CONNECTION_PAIRS CONNECTION_SECONDS; do
 	[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}" >> "$results/env"
 done
 set +e
