@@ -54,9 +54,10 @@ numasched_shmem_startup(void)
 {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	/* new: the plan of the settings at server start (nobody else attached yet) */
+	/* new: the plan of the settings at server start */
 	if (!numasched_shmem_attach())
 	{
+		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 		numasched_sync_plan();
 		numasched_release();
 	}

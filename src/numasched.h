@@ -267,9 +267,10 @@ extern bool numasched_process_memory(pid_t pid, uint64 *kb_per_node, uint64 *pri
 
 /*
  * The main shared memory segment: found as the mapping that holds our own
- * ShmemInitStruct, checked by its header's magic number.
+ * ShmemInitStruct, checked by its header's magic number; with "pmd_mapped",
+ * how much of it this process maps as transparent huge pages.
  */
-extern bool numasched_main_segment(char **start, Size *length, Size *page_size);
+extern bool numasched_main_segment(char **start, Size *length, Size *page_size, Size *pmd_mapped);
 
 /* The nodes shared memory is interleaved over (node ids). */
 extern void numasched_interleave_nodes(ns_cpuset *nodes);

@@ -15,7 +15,7 @@
 #include "numasched.h"
 
 bool
-numasched_main_segment(char **start, Size *length, Size *page_size)
+numasched_main_segment(char **start, Size *length, Size *page_size, Size *pmd_mapped)
 {
 	uintptr_t	inside = (uintptr_t) numasched_state;
 	char	   *maps = ns_read_text_file("/proc/self/smaps", NULL);
@@ -25,6 +25,8 @@ numasched_main_segment(char **start, Size *length, Size *page_size)
 	if (maps == NULL)
 		return false;
 	*page_size = sysconf(_SC_PAGESIZE);
+	if (pmd_mapped)
+		*pmd_mapped = 0;
 	for (line = maps; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
 	{
 		unsigned long lo,
@@ -44,6 +46,8 @@ numasched_main_segment(char **start, Size *length, Size *page_size)
 		}
 		else if (found && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1)
 			*page_size = kb * 1024;
+		else if (found && pmd_mapped && sscanf(line, "ShmemPmdMapped: %lu kB", &kb) == 1)
+			*pmd_mapped = kb * 1024;
 	}
 	free(maps);
 	return found && ((PGShmemHeader *) *start)->magic == PGShmemMagic;
@@ -74,7 +78,7 @@ numasched_guard_segment(void)
 	bool		ok;
 
 	if (!numasched_memory_call_usable(NS_CALL_MBIND) ||
-		!numasched_main_segment(&start, &length, &page_size) ||
+		!numasched_main_segment(&start, &length, &page_size, NULL) ||
 		(inherited == NULL && page_size <= (Size) sysconf(_SC_PAGESIZE)))
 		return;
 	ok = inherited ? ns_policy_range(start, length, inherited, err, sizeof(err)) :
@@ -104,6 +108,17 @@ numasched_interleave_nodes(ns_cpuset *nodes)
 	/* the check hook accepted the list */
 	if (list[0] == '\0' || !ns_cpuset_parse(list, strlen(list), NS_MAX_NODES, nodes, err, sizeof(err)))
 		ns_topology_memory_nodes(numasched_machine, true, nodes);
+}
+
+/* the size of a transparent huge page (2 MB on x86-64) */
+static Size
+transparent_huge_page_size(void)
+{
+	char	   *text = ns_read_text_file("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", NULL);
+	Size		size = text ? strtoul(text, NULL, 10) : 0;
+
+	free(text);
+	return size > 0 ? size : 2 * 1024 * 1024;
 }
 
 /* the postmaster's own policy while it initialises shared memory */
@@ -140,7 +155,8 @@ numasched_interleave_shared_memory(void)
 {
 	char	   *start;
 	Size		length,
-				page_size;
+				page_size,
+				pmd_mapped;
 	ns_cpuset	nodes;
 	ns_interleave_result result;
 	char		err[NS_ERRLEN];
@@ -158,7 +174,7 @@ numasched_interleave_shared_memory(void)
 	if (!numasched_memory_call_usable(NS_CALL_MBIND | NS_CALL_MOVE_PAGES))
 		return;
 
-	if (!numasched_main_segment(&start, &length, &page_size))
+	if (!numasched_main_segment(&start, &length, &page_size, &pmd_mapped))
 	{
 		ereport(WARNING,
 				(errmsg("numasched could not find the main shared memory segment, it is not interleaved")));
@@ -167,6 +183,17 @@ numasched_interleave_shared_memory(void)
 	numasched_interleave_nodes(&nodes);
 	ns_cpuset_format(&nodes, list, sizeof(list));
 	INSTR_TIME_SET_CURRENT(started);
+
+	/*
+	 * With transparent huge pages for shared memory (shmem_enabled =
+	 * always), the kernel interleaves a huge page by its index, not by that
+	 * of its 4 kB pages: moved per 4 kB page, each would go back and forth
+	 * between the nodes of its halves and end on one.  So the unit is a huge
+	 * page; what fell back to 4 kB pages was interleaved by the kernel as
+	 * the postmaster touched it.
+	 */
+	if (pmd_mapped > 0 && page_size == (Size) sysconf(_SC_PAGESIZE))
+		page_size = transparent_huge_page_size();
 	if (!ns_interleave_range(start, length, page_size, &nodes, &result, err, sizeof(err)))
 	{
 		ereport(WARNING,

@@ -564,7 +564,7 @@ numasched_shared_memory_pages(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
-	if (!numasched_main_segment(&start, &length, &page_size))
+	if (!numasched_main_segment(&start, &length, &page_size, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("could not find the main shared memory segment in /proc/self/smaps")));
