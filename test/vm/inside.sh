@@ -33,6 +33,7 @@ tap() {
 		LOCALITY_RUNS="${LOCALITY_RUNS:-}" LOCALITY_SECONDS="${LOCALITY_SECONDS:-}" \
 		LOCALITY_CONFIGS="${LOCALITY_CONFIGS:-}" LOCALITY_DETAIL="${LOCALITY_DETAIL:-}" \
 		CONNECTION_PAIRS="${CONNECTION_PAIRS:-}" CONNECTION_SECONDS="${CONNECTION_SECONDS:-}" \
+		INTERLEAVE_THP="${INTERLEAVE_THP:-}" \
 		prove -v -I "$pgxs/src/test/perl" -I test/t "$@"
 }
 wanted() { [ -z "${VM_ONLY:-}" ] || [[ $1 =~ $VM_ONLY ]]; }
@@ -53,6 +54,15 @@ if wanted multinode; then
 fi
 if wanted interleave; then
 	tap test/vm/t/030_interleave.pl || status=1
+	# again with transparent huge pages for shared memory, which the kernel
+	# interleaves by huge page
+	thp=/sys/kernel/mm/transparent_hugepage/shmem_enabled
+	if [ -w "$thp" ]; then
+		was=$(sed 's/.*\[\(.*\)\].*/\1/' "$thp")
+		echo always > "$thp"
+		INTERLEAVE_THP=1 tap test/vm/t/030_interleave.pl || status=1
+		echo "$was" > "$thp"
+	fi
 fi
 # the locality probe once with AutoNUMA on (Debian's default) and once off:
 # only root can switch it
