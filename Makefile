@@ -4,7 +4,7 @@ EXTENSION = numasched
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big = numasched
-CORE_OBJS = src/ns_cpuset.o src/ns_topology.o src/ns_policy.o src/ns_numa_maps.o
+CORE_OBJS = src/ns_cpuset.o src/ns_topology.o src/ns_plan.o src/ns_place.o src/ns_rebalance.o src/ns_numa_maps.o
 OBJS = $(CORE_OBJS) src/ns_os.o src/settings.o src/numasched.o src/state.o src/classes.o src/regroup.o src/memory.o \
 	src/placement.o src/segment.o src/views.o src/scheduler.o
 DATA = sql/numasched--1.0.sql

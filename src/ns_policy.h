@@ -1,5 +1,6 @@
 /*
  * ns_policy.h - CPU groups, steal order, placement and rebalance
+ * (ns_plan.c, ns_place.c, ns_rebalance.c)
  *
  * Part of the numasched core (no PostgreSQL header).  A plan is what
  * numasched derives from a topology and the settings: the CPU groups of each
@@ -70,6 +71,20 @@ ns_group_has_room(const ns_plan *plan, const ns_loads *loads, int group)
 	return loads->group[group] < (uint64_t) plan->groups[group].ncpus * NS_CPU_LOAD;
 }
 
+/* Is load a / cpus a below load b / cpus b? */
+static inline bool
+ns_less_loaded(uint64_t load_a, int cpus_a, uint64_t load_b, int cpus_b)
+{
+	return load_a * cpus_b < load_b * cpus_a;
+}
+
+/* Is group g in the set (NULL: every group)? */
+static inline bool
+ns_in_set(const ns_cpuset *set, int g)
+{
+	return set == NULL || ns_cpuset_test(set, g);
+}
+
 typedef enum ns_parallel_mode
 {
 	NS_PARALLEL_COMPACT,
@@ -96,6 +111,14 @@ typedef struct ns_settings
 } ns_settings;
 
 void		ns_settings_default(ns_settings *settings);
+
+/* May a process of node "from" go to node "to" (max_steal_distance)? */
+static inline bool
+ns_within_reach(const ns_plan *plan, const ns_settings *settings, int from, int to)
+{
+	return settings->max_steal_distance == 0 ||
+		ns_distance(plan->topo, from, to) <= settings->max_steal_distance;
+}
 
 typedef struct ns_request
 {

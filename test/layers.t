@@ -10,7 +10,7 @@ use File::Basename qw(basename dirname);
 use Test::More;
 
 my $src = dirname(__FILE__) . '/../src';
-my @core = map { "$src/$_.o" } qw(ns_cpuset ns_topology ns_policy ns_numa_maps);
+my @core = map { "$src/$_.o" } qw(ns_cpuset ns_topology ns_plan ns_place ns_rebalance ns_numa_maps);
 # bottom to top: each may use those before it
 my @glue = map { "$src/$_.o" } qw(ns_os settings state classes regroup memory placement segment views
   scheduler numasched);
