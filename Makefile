@@ -23,7 +23,8 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
 # numasched-plan: the same core, linked without PostgreSQL
-PLAN_OBJS = src/numasched_plan.o src/plan_common.o src/plan_simulate.o src/plan_bench.o
+PLAN_OBJS = src/numasched_plan.o src/plan_common.o src/plan_simulate.o src/sim_trace.o src/sim_replay.o \
+	src/plan_bench.o
 EXTRA_CLEAN = numasched-plan $(PLAN_OBJS) tmp_check tmp_regress results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config

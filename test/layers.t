@@ -14,7 +14,7 @@ my @core = map { "$src/$_.o" } qw(ns_cpuset ns_topology ns_plan ns_place ns_reba
 # bottom to top: each may use those before it
 my @glue = map { "$src/$_.o" } qw(ns_os settings state classes regroup memory placement segment views
   scheduler numasched);
-my @cli = map { "$src/$_.o" } qw(plan_common numasched_plan plan_simulate plan_bench);
+my @cli = map { "$src/$_.o" } qw(plan_common numasched_plan plan_simulate sim_trace sim_replay plan_bench);
 -f $_ or plan skip_all => "$_ is not built (make first)" for @core, @glue, @cli;
 
 sub symbols
