@@ -46,12 +46,13 @@ sub memory_node
 	return $most;
 }
 
-# field 12 of /proc/PID/stat after the command: cminflt
+# field 11 of /proc/PID/stat, cminflt: the minor faults of the children the
+# process waited for (the fields after the command name start at field 3)
 sub children_minor_faults
 {
 	my $stat = slurp_file("/proc/$_[0]/stat");
 	my @f = split ' ', substr($stat, rindex($stat, ')') + 2);
-	return $f[7];
+	return $f[11 - 3];
 }
 
 sub write_conf

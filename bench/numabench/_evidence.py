@@ -1,0 +1,205 @@
+"""The NUMA evidence beside each run: numastat, where processes' pages are,
+pinning, the CPUs' frequency and steal time, numasched's counters."""
+
+import glob
+import json
+import os
+import re
+import statistics
+import threading
+
+from ._system import cpu_times, read
+
+
+NUMASTAT_COUNTERS = ("numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node")
+
+
+def parse_cpu_list(text):
+    """The kernel's list syntax ("0-3,8"), as a set of CPU numbers."""
+    cpus = set()
+    for part in (text or "").strip().split(","):
+        if part:
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def read_numastat(root="/sys"):
+    """The kernel's per-node allocation counters, {node: {counter: pages}}."""
+    out = {}
+    for path in glob.glob(os.path.join(root, "devices/system/node/node[0-9]*/numastat")):
+        node = int(re.search(r"node(\d+)/numastat$", path).group(1))
+        counters = {}
+        for line in (read(path) or "").splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] in NUMASTAT_COUNTERS:
+                counters[parts[0]] = int(parts[1])
+        out[node] = counters
+    return out
+
+
+def numastat_delta(before, after):
+    return {str(n): {k: v - before.get(n, {}).get(k, 0) for k, v in after[n].items()} for n in sorted(after)}
+
+
+def node_cpus(root="/sys"):
+    """{node: CPUs} from sysfs; a kernel without NUMA is one node."""
+    out = {}
+    for path in glob.glob(os.path.join(root, "devices/system/node/node[0-9]*/cpulist")):
+        out[int(re.search(r"node(\d+)/cpulist$", path).group(1))] = parse_cpu_list(read(path))
+    return out or {0: set(range(os.cpu_count() or 1))}
+
+
+def private_pages_by_node(numa_maps):
+    """Base pages per node of a process's private memory in /proc/PID/numa_maps
+    text: the anonymous pages of mappings no file backs (heap, stack,
+    anonymous mmaps), as numasched counts them (src/ns_numa_maps.c); not the
+    shared memory segment, which a file backs, nor files."""
+    pages = {}
+    for line in numa_maps.splitlines():
+        if " file=" in line or " anon=" not in line:
+            continue
+        size = re.search(r"kernelpagesize_kB=(\d+)", line)
+        scale = int(size.group(1)) // 4 if size else 1
+        for node, count in re.findall(r"\bN(\d+)=(\d+)", line):
+            pages[int(node)] = pages.get(int(node), 0) + int(count) * scale
+    return pages
+
+
+def process_node(pid, cpus_of):
+    """The node of the CPU a process last ran on (field 39 of /proc/PID/stat)."""
+    stat = read("/proc/%d/stat" % pid)
+    if stat is None:
+        return None
+    cpu = int(stat.rsplit(")", 1)[1].split()[36])
+    return next((n for n, cpus in cpus_of.items() if cpu in cpus), None)
+
+
+def server_locality(postmaster, cpus_of):
+    """Every process of the server (the postmaster and its children): their
+    private pages, and how many are on the node each runs on."""
+    pids = [postmaster]
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        fields = (read(stat) or ")").rsplit(")", 1)[1].split()
+        if len(fields) > 1 and fields[1] == str(postmaster):
+            pids.append(int(stat.split("/")[2]))
+    total = local = processes = 0
+    for pid in pids:
+        node = process_node(pid, cpus_of)
+        text = read("/proc/%d/numa_maps" % pid)
+        if node is None or text is None:
+            continue            # gone, or not ours to read
+        pages = private_pages_by_node(text)
+        processes += 1
+        total += sum(pages.values())
+        local += pages.get(node, 0)
+    return {"processes": processes, "private_pages": total, "on_own_node": local,
+            "percent": 100.0 * local / total if total else None}
+
+
+def children(pid):
+    out = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        fields = (read(stat) or ")").rsplit(")", 1)[1].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            out.append(int(stat.split("/")[2]))
+    return out
+
+
+def allowed(pid):
+    """A process's Cpus_allowed_list and Mems_allowed_list, from the kernel."""
+    status = read("/proc/%d/status" % pid) or ""
+    found = dict(re.findall(r"^(Cpus_allowed_list|Mems_allowed_list):\s*(\S+)", status, re.M))
+    return {"cpus": found.get("Cpus_allowed_list"), "mems": found.get("Mems_allowed_list")} if found else None
+
+
+def pinning(cluster):
+    """Where the kernel lets the server and pgbench run: the postmaster, a
+    client backend and the pgbench of this cluster (its socket directory is
+    on pgbench's command line), from /proc/PID/status."""
+    postmaster = cluster.postmaster_pid()
+    out = {"postmaster": allowed(postmaster)}
+    for pid in children(postmaster):
+        if "[local]" in (read("/proc/%d/cmdline" % pid) or ""):
+            out["backend"] = allowed(pid)
+            break
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        args = (read(cmdline) or "").split("\0")
+        if os.path.basename(args[0]) == "pgbench" and cluster.dir in args:
+            out["pgbench"] = allowed(int(cmdline.split("/")[2]))
+            break
+    return out
+
+
+def cpuinfo_mhz():
+    """{cpu: MHz} from /proc/cpuinfo (where there is no cpufreq)."""
+    out, cpu = {}, None
+    for line in (read("/proc/cpuinfo") or "").splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "processor":
+            cpu = int(value)
+        elif key.strip() == "cpu MHz" and cpu is not None:
+            out[cpu] = float(value)
+    return out
+
+
+class CpuSampler(threading.Thread):
+    """What the CPUs did during a run, not what was asked: the frequency of
+    the CPUs the server and pgbench may use, every 0.25 s (scaling_cur_freq,
+    else /proc/cpuinfo), and the steal time over the run."""
+
+    def __init__(self, machine, cpus):
+        super().__init__(daemon=True)
+        self.machine, self.cpus = machine, cpus
+        self.mhz, self.source = [], None
+        self.done = threading.Event()
+
+    def run(self):
+        self.steal0 = cpu_times()
+        while True:
+            khz = self.machine.cur_freq_khz(self.cpus)
+            if khz:
+                self.source = "scaling_cur_freq"
+                self.mhz.extend(v / 1000.0 for v in khz.values())
+            else:
+                self.source = "/proc/cpuinfo"
+                self.mhz.extend(v for c, v in cpuinfo_mhz().items() if self.cpus is None or c in self.cpus)
+            if self.done.wait(0.25):
+                break
+
+    def result(self):
+        self.done.set()
+        self.join()
+        s1, t1 = cpu_times()
+        s0, t0 = self.steal0
+        out = {"steal_percent": round(100.0 * (s1 - s0) / (t1 - t0), 3) if t1 > t0 else 0.0,
+               "frequency_source": self.source if self.mhz else None}
+        if self.mhz:
+            out.update({"mhz_min": min(self.mhz), "mhz_median": statistics.median(self.mhz),
+                        "mhz_max": max(self.mhz)})
+        return out
+
+
+def numasched_counters(cluster):
+    """numasched_stats as {counter: value}, or None where numasched is not loaded."""
+    if "numasched" not in cluster.settings.get("shared_preload_libraries", ""):
+        return None
+    row = json.loads(cluster.psql("SELECT row_to_json(s) FROM numasched_stats s"))
+    return {k: v for k, v in row.items() if isinstance(v, int)}
+
+
+def numasched_workloads(cluster):
+    """Where each role's processes run (numasched_workloads), or None where
+    numasched is not loaded."""
+    if "numasched" not in cluster.settings.get("shared_preload_libraries", ""):
+        return None
+    return json.loads(cluster.psql(
+        "SELECT coalesce(json_agg(w ORDER BY role, cpu_group), '[]') FROM numasched_workloads w"))
+
+
+def sample_server(cluster, cpus_of, locality, workloads, pinned):
+    locality.update(server_locality(cluster.postmaster_pid(), cpus_of))
+    pinned.update(pinning(cluster))
+    placed = numasched_workloads(cluster)
+    if placed is not None:
+        workloads.extend(placed)

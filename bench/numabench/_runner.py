@@ -1,0 +1,238 @@
+"""numabench run: fresh clusters, runs interleaved per configuration, a
+checkpoint before each, everything stopped and reset on exit."""
+
+import datetime
+import glob
+import json
+import os
+import shlex
+import shutil
+import signal
+import tempfile
+import threading
+
+from ._common import HERE, TRIM_TOLERANCE, UsageError, log
+from ._stats import mean, percentile, stdev
+from ._pgbench import parse_log, parse_summary
+from . import _system
+from ._system import (Machine, cmd_reset, cmd_tune, read, saved_state,
+    system_items, write)
+from ._cluster import Cluster, pg_dirs
+from ._workloads import TWO_ROLES, load_data, stage_workloads, workload_files
+from ._config import parse_config, system_overview
+from ._evidence import (CpuSampler, allowed, node_cpus, numasched_counters, numastat_delta,
+    parse_cpu_list, read_numastat, sample_server)
+from ._summary import paired, summarise
+from ._output import write_outputs
+
+
+def one_run(cluster, args, clients, workdir, tag, duration=None):
+    """CHECKPOINT, then one pgbench run with a per-transaction log."""
+    duration = duration or args.duration
+    cluster.psql("CHECKPOINT")
+    logdir = tempfile.mkdtemp(prefix="log-", dir=workdir)
+    if os.getuid() == 0:
+        shutil.chown(logdir, "postgres", "postgres")
+    prefix = os.path.join(logdir, tag)
+    threads = max(1, min(clients, os.cpu_count() or 1))
+    cpus_of = node_cpus()
+    numastat_before, stats_before = read_numastat(), numasched_counters(cluster)
+    # where the server's private memory is, sampled near the end of the run
+    # (pgbench's backends are gone once it returns)
+    locality, workloads, pinned = {}, [], {}
+    sampler = threading.Timer(max(0.5, duration - 1.0), sample_server,
+                              (cluster, cpus_of, locality, workloads, pinned))
+    sampler.start()
+    server_cpus = parse_cpu_list((allowed(cluster.postmaster_pid()) or {}).get("cpus"))
+    pgbench_cpus = parse_cpu_list(args.pgbench_cpus) if args.pgbench_cpus else None
+    cpu = CpuSampler(Machine(args.sysfs), None if pgbench_cpus is None else server_cpus | pgbench_cpus)
+    cpu.start()
+    streams = []
+    if args.workload == "two-roles":
+        # the analytic role's stream beside the OLTP role's, for as long
+        streams = ["-U", TWO_ROLES[0], "-R", str(args.rate)]
+        analytic = cluster.pgbench_start(
+            ["-n", "-U", TWO_ROLES[1], "-c", str(args.analytic_clients), "-j", "1", "-T", str(duration)]
+            + shlex.split(args.pgbench_args or "")
+            + workload_files("two-roles-analytic", 0, 0, args.workload_dir), cpus=args.pgbench_cpus)
+    r = cluster.pgbench(["-n", "-c", str(clients), "-j", str(threads), "-T", str(duration),
+                         "-l", "--log-prefix=" + prefix] + streams + shlex.split(args.pgbench_args or "")
+                        + workload_files(args.workload, args.oltp_weight, args.analytic_weight,
+                                         args.workload_dir),
+                        cpus=args.pgbench_cpus)
+    if streams:
+        analytic_out, analytic_err = analytic.communicate()
+        if analytic.returncode not in (0, 2) or "tps = " not in analytic_out:
+            raise RuntimeError("the analytic pgbench on %s failed: %s" % (
+                cluster.name, (analytic_err or analytic_out).strip()[-2000:]))
+    if r.returncode not in (0, 2) or "tps = " not in r.stdout:
+        raise RuntimeError("pgbench on %s failed: %s" % (cluster.name, (r.stderr or r.stdout).strip()[-2000:]))
+    sampler.join()
+    cpu_use = cpu.result()
+    numa = {"numastat": numastat_delta(numastat_before, read_numastat()), "private_memory": locality}
+    if stats_before is not None:
+        numa["workloads"] = workloads
+    if stats_before is not None:
+        after = numasched_counters(cluster)
+        numa["numasched_stats"] = {k: after[k] - stats_before.get(k, 0) for k in after}
+    summary = parse_summary(r.stdout)
+    lines = []
+    for path in glob.glob(prefix + ".*"):
+        with open(path) as f:
+            lines.extend(f)
+    latencies, failures = parse_log(lines)
+    shutil.rmtree(logdir, ignore_errors=True)
+    result = {
+        "numa": numa,
+        "cpu": cpu_use,
+        "pinning": pinned,
+        "tps": summary["tps"],
+        "transactions": summary.get("transactions"),
+        "failed": summary["failed"],
+        "latency_avg_ms": summary.get("latency_avg_ms", mean(latencies) if latencies else None),
+        "latency_stddev_ms": summary.get("latency_stddev_ms", stdev(latencies) if latencies else None),
+        "p95_ms": percentile(latencies, 95),
+        "p99_ms": percentile(latencies, 99),
+        "logged_transactions": len(latencies),
+        "logged_failures": failures,
+    }
+    if streams:
+        # tps, latency and percentiles above are the OLTP role's (at a fixed
+        # rate, measured from each transaction's scheduled start)
+        result["p50_ms"] = percentile(latencies, 50)
+        result["analytic_tps"] = parse_summary(analytic_out)["tps"]
+    return result
+
+
+class Interrupted(Exception):
+    pass
+
+
+def on_signal(signum, frame):
+    raise Interrupted("interrupted by signal %d" % signum)
+
+
+def parse_clients(text):
+    """--clients: positive client counts, "1,2,4"."""
+    try:
+        clients = [int(c) for c in str(text).split(",")]
+    except ValueError:
+        clients = []
+    if not clients or min(clients) < 1:
+        raise UsageError("--clients takes positive client counts like 1,2,4, not \"%s\"" % text)
+    return clients
+
+
+
+
+def cmd_run(args):
+    configs = [parse_config(c) for c in (args.config or ["baseline", "numasched"])]
+    names = [n for n, _ in configs]
+    if len(set(names)) != len(names):
+        raise UsageError("configuration names must differ: %s" % ", ".join(names))
+    for _, settings in configs:
+        if args.huge_pages:
+            settings["huge_pages"] = "on"
+        settings.setdefault("huge_pages", "off")
+    clients = parse_clients(args.clients)
+    bindir, pkglibdir = pg_dirs(args.pg_config)
+    library = os.path.join(pkglibdir, "numasched.so")
+    if any("numasched" in settings.get("shared_preload_libraries", "") for _, settings in configs) \
+            and not os.path.exists(library):
+        raise UsageError("numasched is not installed in the PostgreSQL of %s (no %s): "
+                         "make PG_CONFIG=%s install" % (args.pg_config, library, args.pg_config))
+    out = args.out or os.path.join(HERE, "results", datetime.datetime.now().strftime("%Y%m%d-%H%M%S-")
+                                   + args.workload)
+    os.makedirs(out, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="numabench-")
+    if os.getuid() == 0:
+        shutil.chown(workdir, "postgres", "postgres")
+    os.chmod(workdir, 0o755)
+    args.workload_dir = stage_workloads(workdir)
+    clusters = []
+    tuned = False
+    balancing_before = None
+    old_int, old_term = signal.signal(signal.SIGINT, on_signal), signal.signal(signal.SIGTERM, on_signal)
+    try:
+        if args.tune:
+            try:
+                cmd_tune(args, run_pid=os.getpid())
+            finally:
+                # what was written is saved: undone at the end, even after
+                # a signal in the middle (not another boot's state)
+                state = saved_state(Machine(args.sysfs))
+                tuned = state is not None and state.get("run_pid") == os.getpid()
+        if args.numa_balancing:
+            balancing_before = read(_system.NUMA_BALANCING)
+            if balancing_before is None:
+                raise UsageError("--numa-balancing: this kernel has no %s" % _system.NUMA_BALANCING)
+            try:
+                write(_system.NUMA_BALANCING, "1" if args.numa_balancing == "on" else "0")
+            except OSError as e:
+                raise UsageError("--numa-balancing: cannot write %s (%s): run as root" % (_system.NUMA_BALANCING,
+                                                                                          e.strerror))
+        items = system_items(Machine(args.sysfs))
+        port = args.port
+        for name, settings in configs:
+            c = Cluster(name, settings, workdir, port, bindir, args.server_numactl)
+            port += 1
+            clusters.append(c)
+            log("setting up %s: initdb, start, load %s data (scale %d)" % (name, args.workload, args.scale))
+            c.initdb()
+            c.start()
+            load_data(c, args.workload, args.scale, args.workload_dir)
+            c.apply_role_settings()
+            if "numasched" in c.settings.get("shared_preload_libraries", ""):
+                c.psql("CREATE EXTENSION IF NOT EXISTS numasched")
+        results = [{"configuration": c.name, "clients": n, "runs": []} for n in clients for c in clusters]
+        if args.warmup > 0:
+            for c in clusters:
+                log("warm-up of %s: %d s, not counted" % (c.name, args.warmup))
+                one_run(c, args, max(clients), workdir, "%s-warmup" % c.name, duration=args.warmup)
+        doc = {
+            "numabench": 1, "complete": False, "workload": args.workload, "scale": args.scale,
+            "duration_s": args.duration, "runs": args.runs, "clients": clients, "trim": args.trim,
+            "trim_tolerance": TRIM_TOLERANCE if args.trim else None, "warmup_s": args.warmup,
+            "pgbench_args": args.pgbench_args,
+            "rate": args.rate if args.workload == "two-roles" else None,
+            "analytic_clients": args.analytic_clients if args.workload == "two-roles" else None,
+            "weights": {"oltp": args.oltp_weight, "analytic": args.analytic_weight}
+            if args.workload == "mixed" else None,
+            "system": system_overview(args, bindir, items),
+            "configurations": [{"name": n, "settings": s} for n, s in configs],
+            "results": results, "paired": [],
+        }
+        for i in range(args.runs):
+            for n in clients:
+                # A B, then B A: a drift within a round hits both sides alike
+                for c in (clusters if i % 2 == 0 else clusters[::-1]):
+                    r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i))
+                    r["run"] = i + 1
+                    next(x for x in results if x["configuration"] == c.name and x["clients"] == n)["runs"].append(r)
+                    log("run %d/%d, %d clients, %-10s tps %10.1f  latency %.3f ms" % (
+                        i + 1, args.runs, n, c.name, r["tps"], r["latency_avg_ms"]))
+                    # what ran is kept if the comparison is interrupted
+                    for x in results:
+                        if x["runs"]:
+                            x["summary"] = summarise(x["runs"], args.trim)
+                    with open(os.path.join(out, "results.json"), "w") as f:
+                        json.dump(doc, f, indent=1)
+        for x in results:
+            x["summary"] = summarise(x["runs"], args.trim)
+        metrics = ("p99_ms", "analytic_tps") if args.workload == "two-roles" else ("tps",)
+        pairs = [paired(results, names[0], other, n, m) for n in clients for other in names[1:]
+                 for m in metrics] if args.runs >= 2 and len(names) >= 2 else []
+        doc["paired"] = pairs
+        doc["complete"] = True
+    finally:
+        for c in clusters:
+            c.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+        if tuned:
+            cmd_reset(args)
+        if balancing_before is not None:
+            write(_system.NUMA_BALANCING, balancing_before)
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+    write_outputs(doc, out)
+    return 0

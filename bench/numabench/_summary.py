@@ -1,0 +1,97 @@
+"""A configuration's runs summarised, and two configurations compared as
+interleaved pairs."""
+
+import statistics
+
+from ._stats import bootstrap_median_ci, cv, mean, stdev, trim, welch
+
+
+UNSTABLE_CV = 5.0   # percent: above it a series' mean is no headline (pyperf warns likewise)
+
+
+def summarise(runs, do_trim):
+    tps = [r["tps"] for r in runs]
+    out = {
+        "tps_mean": mean(tps), "tps_stddev": stdev(tps), "tps_cv": cv(tps),
+        "latency_avg_ms_mean": mean([r["latency_avg_ms"] for r in runs]),
+        "p95_ms_mean": mean([r["p95_ms"] for r in runs]),
+        "p99_ms_mean": mean([r["p99_ms"] for r in runs]),
+    }
+    kept, dropped = trim(tps) if do_trim else (tps, [])
+    out.update({"tps_mean_trimmed": mean(kept), "tps_cv_trimmed": cv(kept), "dropped_tps": dropped})
+    if all("analytic_tps" in r for r in runs):
+        out.update({"p50_ms_mean": mean([r["p50_ms"] for r in runs]),
+                    "analytic_tps_mean": mean([r["analytic_tps"] for r in runs])})
+    for r in runs:
+        r["dropped"] = False
+    for value in dropped:
+        next(r for r in runs if r["tps"] == value and not r["dropped"])["dropped"] = True
+    out.update(summarise_numa([r["numa"] for r in runs if r.get("numa")]))
+    cpu = [r["cpu"] for r in runs if r.get("cpu")]
+    if cpu:
+        freq = [c for c in cpu if c.get("mhz_median") is not None]
+        out["cpu"] = {"steal_percent_max": max(c["steal_percent"] for c in cpu)}
+        if freq:
+            out["cpu"].update({"mhz_min": min(c["mhz_min"] for c in freq),
+                               "mhz_median": statistics.median(c["mhz_median"] for c in freq),
+                               "mhz_max": max(c["mhz_max"] for c in freq),
+                               "frequency_source": freq[0]["frequency_source"]})
+    return out
+
+
+def cpu_line(summary):
+    """The table's line of what the CPUs did in one configuration's runs."""
+    c = summary.get("cpu")
+    if not c:
+        return None
+    text = "  cpu: steal up to %.1f%%" % c["steal_percent_max"]
+    if "mhz_median" in c:
+        text += "; frequency min %.0f / median %.0f / max %.0f MHz (%s)" % (
+            c["mhz_min"], c["mhz_median"], c["mhz_max"], c["frequency_source"])
+    return text
+
+
+def summarise_numa(numa):
+    """Over the runs: the share of the kernel's allocations that were local
+    (local_node / (local_node + other_node)), the mean share of the server's
+    private pages on their process's node, and numasched's counters summed."""
+    if not numa:
+        return {}
+    local = sum(c.get("local_node", 0) for n in numa for c in n["numastat"].values())
+    other = sum(c.get("other_node", 0) for n in numa for c in n["numastat"].values())
+    shares = [n["private_memory"]["percent"] for n in numa if n["private_memory"].get("percent") is not None]
+    out = {"kernel_local_percent": 100.0 * local / (local + other) if local + other else None,
+           "private_on_own_node_percent": mean(shares) if shares else None}
+    stats = [n["numasched_stats"] for n in numa if "numasched_stats" in n]
+    if stats:
+        out["numasched_stats"] = {k: sum(s.get(k, 0) for s in stats) for k in stats[0]}
+    return out
+
+
+def numa_line(summary):
+    """The table's line of NUMA evidence for one configuration, or None."""
+    parts = []
+    if summary.get("private_on_own_node_percent") is not None:
+        parts.append("private pages on their process's node %.1f%%" % summary["private_on_own_node_percent"])
+    if summary.get("kernel_local_percent") is not None:
+        parts.append("kernel allocations local %.1f%%" % summary["kernel_local_percent"])
+    stats = summary.get("numasched_stats")
+    if stats:
+        parts.append("numasched: %d placed, %d moves, %d pages migrated" % (
+            stats.get("placements", 0), stats.get("moves", 0), stats.get("pages_migrated", 0)))
+    return "  numa: " + "; ".join(parts) if parts else None
+
+
+# what a pair of runs is compared on: tps, and for two-roles the OLTP role's
+# p99 latency (at its fixed rate, its tps is the rate) and the analytic role's tps
+PAIRED_METRICS = {"tps": "tps", "p99_ms": "OLTP p99 latency", "analytic_tps": "analytic tps"}
+
+
+def paired(results, first, second, clients, metric="tps"):
+    a = next(x for x in results if x["configuration"] == first and x["clients"] == clients)
+    b = next(x for x in results if x["configuration"] == second and x["clients"] == clients)
+    ratios = [rb[metric] / ra[metric] for ra, rb in zip(a["runs"], b["runs"])]
+    lo, hi = bootstrap_median_ci(ratios)
+    _, _, p = welch([r[metric] for r in a["runs"]], [r[metric] for r in b["runs"]])
+    return {"clients": clients, "a": first, "b": second, "metric": metric, "ratios": ratios,
+            "median_ratio": statistics.median(ratios), "ci95": [lo, hi], "welch_p": p}

@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""Tests of bench/numabench: runs on real servers: a smoke run, compare, two
+roles. Prints TAP (prove --exec /usr/bin/python3)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import support  # noqa: E402  (puts bench/ on sys.path)
+from support import have_postgres
+from numabench import _cli as cli
+from numabench import _cluster as cluster
+from numabench import _common as common
+from numabench import _compare as compare
+from numabench import _evidence as evidence
+from numabench import _summary as summary
+from numabench import _workloads as workloads
+
+
+class WithServers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="numabench-test-")
+        os.chmod(cls.tmp, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_analytic_plans_use_parallel_workers(self):
+        workdir = tempfile.mkdtemp(dir=self.tmp)
+        os.chmod(workdir, 0o777)
+        c = cluster.Cluster("plans", {"shared_preload_libraries": "'numasched'"}, workdir, 54790, cluster.pg_dirs("pg_config")[0])
+        try:
+            c.initdb()
+            c.start()
+            workloads.load_data(c, "analytic", 1, workloads.stage_workloads(workdir))
+            for script in ("analytic_q1.sql", "analytic_join.sql"):
+                with open(os.path.join(common.WORKLOAD_DIR, script)) as f:
+                    query = "\n".join(l for l in f.read().splitlines() if not l.startswith("--"))
+                plan = c.psql("EXPLAIN (ANALYZE, COSTS OFF) " + query.rstrip().rstrip(";"))
+                self.assertRegex(plan, r"Workers Launched: [1-9]", script)
+                if script == "analytic_join.sql":
+                    self.assertRegex(plan, r"Gather[^\n]*\n(.*\n)*.*Hash Join", script)
+        finally:
+            c.stop()
+
+    def test_smoke_run_and_compare(self):
+        out = os.path.join(self.tmp, "smoke")
+        # pinned: the server on CPU 1 with its memory on node 0, pgbench on CPU 0
+        pin = len(os.sched_getaffinity(0)) >= 2
+        rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "1",
+                      "--pgbench-args", "-M prepared"]
+                     + (["--server-numactl", "--physcpubind=1 --membind=0", "--pgbench-cpus", "0"] if pin else []) + [
+                      "--config", "a=baseline", "--config", "b=numasched", "--runs", "2",
+                      "--duration", "2", "--scale", "1", "--trim", "--out", out, "--port", "54760"])
+        self.assertEqual(rc, 0)
+        with open(os.path.join(out, "results.json")) as f:
+            doc = json.load(f)
+        with open(os.path.join(out, "table.txt")) as f:
+            table = f.read()
+        self.assertEqual([c["name"] for c in doc["configurations"]], ["a", "b"])
+        self.assertEqual(len(doc["results"]), 2)
+        for x in doc["results"]:
+            self.assertEqual(len(x["runs"]), 2)
+            for key in ("tps_mean", "tps_stddev", "tps_cv", "tps_mean_trimmed", "tps_cv_trimmed",
+                        "latency_avg_ms_mean", "p95_ms_mean", "p99_ms_mean"):
+                self.assertIsInstance(x["summary"][key], float, key)
+            for r in x["runs"]:
+                for key in ("tps", "latency_avg_ms", "p95_ms", "p99_ms", "failed", "dropped", "run"):
+                    self.assertIn(key, r)
+                self.assertGreater(r["tps"], 0)
+                self.assertGreater(r["logged_transactions"], 0)
+            self.assertIn("%.1f" % x["summary"]["tps_mean"], table)
+        # the NUMA evidence of every run: the kernel's counters, where the
+        # server's private memory is, and numasched's counters where it is loaded
+        for x in doc["results"]:
+            for r in x["runs"]:
+                self.assertIsInstance(r["numa"]["numastat"]["0"]["numa_hit"], int)
+                self.assertGreaterEqual(r["numa"]["private_memory"]["processes"], 3)
+                self.assertGreater(r["numa"]["private_memory"]["private_pages"], 0)
+                if x["configuration"] == "b":
+                    self.assertGreaterEqual(r["numa"]["numasched_stats"]["placements"], 1)
+                else:
+                    self.assertNotIn("numasched_stats", r["numa"])
+            self.assertIsNotNone(x["summary"]["private_on_own_node_percent"])
+        self.assertIn("numa: private pages on their process's node", table)
+        # what the kernel let each of them use, read from /proc during every run
+        for x in doc["results"]:
+            for r in x["runs"]:
+                if not pin:
+                    continue
+                self.assertEqual(r["pinning"]["postmaster"], {"cpus": "1", "mems": "0"}, x["configuration"])
+                self.assertEqual(r["pinning"]["backend"], {"cpus": "1", "mems": "0"}, x["configuration"])
+                self.assertEqual(r["pinning"]["pgbench"]["cpus"], "0", x["configuration"])
+                self.assertGreaterEqual(r["cpu"]["steal_percent"], 0.0)
+                if evidence.cpuinfo_mhz():
+                    self.assertLessEqual(r["cpu"]["mhz_min"], r["cpu"]["mhz_max"])
+        self.assertIn("  cpu: steal up to", table)
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["warmup_s"], 1)
+        self.assertEqual(doc["pgbench_args"], "-M prepared")
+        for x in doc["results"]:
+            if x["summary"]["tps_cv"] > summary.UNSTABLE_CV:
+                self.assertIn("WARNING: %s with 2 clients is unstable" % x["configuration"], table)
+        self.assertEqual(doc["paired"][0]["a"], "a")
+        self.assertEqual(len(doc["paired"][0]["ratios"]), 2)
+        for key in compare.OVERVIEW_KEYS:
+            self.assertIn(key, doc["system"])
+        self.assertIn(doc["system"]["frequency"], ("pinned", "not pinned"))
+        self.assertTrue(os.path.exists(os.path.join(out, "plot.png")))
+        self.assertEqual(cli.main(["compare", os.path.join(out, "results.json"), "--old", "a", "--new", "b"]), 0)
+        self.assertEqual(cli.main(["compare", os.path.join(out, "results.json"),
+                                  os.path.join(out, "results.json")]), 0)
+        # unlike runs are refused
+        doc["scale"] = 5
+        other = os.path.join(self.tmp, "other.json")
+        with open(other, "w") as f:
+            json.dump(doc, f)
+        self.assertEqual(cli.main(["compare", os.path.join(out, "results.json"), other]), 2)
+        # no server is left running
+        left = subprocess.run(["pgrep", "-f", "numabench-"], capture_output=True, text=True).stdout
+        self.assertEqual(left.strip(), "", "servers left running")
+
+
+@unittest.skipUnless(have_postgres(), "needs PostgreSQL")
+
+
+class TwoRoles(unittest.TestCase):
+    def test_two_roles_in_their_classes(self):
+        """The OLTP role at a fixed rate beside the analytic role; with role
+        settings, each role's processes run in its own CPU group."""
+        tmp = tempfile.mkdtemp(prefix="numabench-test-")
+        os.chmod(tmp, 0o755)
+        out = os.path.join(tmp, "two-roles")
+        try:
+            rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0",
+                          "--workload", "two-roles", "--rate", "50", "--clients", "1",
+                          "--config", "shared=numasched,numasched.groups_per_node=2",
+                          "--config", "split=numasched,numasched.groups_per_node=2,"
+                          "role.oltp.numasched.cpu_groups=0,role.analytics.numasched.cpu_groups=1,"
+                          "role.analytics.numasched.spill=never",
+                          "--runs", "2", "--duration", "3", "--scale", "1", "--out", out, "--port", "54770"])
+            self.assertEqual(rc, 0)
+            with open(os.path.join(out, "results.json")) as f:
+                doc = json.load(f)
+            with open(os.path.join(out, "table.txt")) as f:
+                table = f.read()
+            for x in doc["results"]:
+                for r in x["runs"]:
+                    self.assertGreater(r["analytic_tps"], 0)
+                    self.assertLessEqual(r["p50_ms"], r["p99_ms"])
+                    self.assertAlmostEqual(r["tps"], 50, delta=25)   # the OLTP role's fixed rate
+                    groups = {w["role"]: set() for w in r["numa"]["workloads"]}
+                    for w in r["numa"]["workloads"]:
+                        groups[w["role"]].add(w["cpu_group"])
+                    self.assertIn("oltp", groups)
+                    self.assertIn("analytics", groups)
+                    if x["configuration"] == "split":
+                        self.assertEqual(groups["oltp"], {0}, r["numa"]["workloads"])
+                        self.assertEqual(groups["analytics"], {1}, r["numa"]["workloads"])
+            self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["analytic_tps", "p99_ms"])
+            self.assertIn("OLTP role at 50 tps: p50", table)
+            self.assertIn("median OLTP p99 latency ratio", table)
+            self.assertIn("median analytic tps ratio", table)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------ tune, show, reset
+
+
+if __name__ == "__main__":
+    support.main(sys.modules[__name__])
