@@ -122,7 +122,7 @@ step "release: versions, oldest PostgreSQL, maintainer, licence agree; make dist
 step "layers: the core uses nothing above it, no circle of uses in the glue or the CLI" prove test/layers.t
 step "numasched-plan" prove test/cli.t
 step "fuzzers" prove test/fuzz.t
-step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/test_numabench.py
+step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/tests/test_*.py
 step "PostgreSQL 15, as the Debian package: its contents, then pg_regress and TAP tests on it" debian_package
 for major in 17 18; do
 	if [ "$(id -u)" != 0 ]; then
