@@ -40,8 +40,10 @@ stop_server() {
 	pid=""
 }
 
-# numasched's inclusive instructions in one callgrind file: the hooks, minus
-# what they call of PostgreSQL (standard_ExecutorStart), plus the exit path.
+# numasched's inclusive instructions in one callgrind file: the hooks (a
+# backend is placed in the start-up transaction's commit callback), minus
+# what they call of PostgreSQL (standard_ExecutorStart, standard_ProcessUtility),
+# plus the exit path.
 analyse() {
 	python3 - "$@" <<'PY'
 import re, subprocess, sys, glob, statistics
@@ -62,7 +64,9 @@ def totals(path):
 
 def numasched_cost(incl):
     own = incl.get("numasched_client_authentication", 0)
+    own += incl.get("numasched_xact_callback", 0)
     own += incl.get("numasched_executor_start", 0) - incl.get("standard_ExecutorStart", 0)
+    own += incl.get("numasched_process_utility", 0) - incl.get("standard_ProcessUtility", 0)
     own += incl.get("release_own_slot", 0)
     return own
 

@@ -230,7 +230,8 @@ numasched_follow_slot(void)
 	numasched_slot *slot;
 	int			node;
 
-	if (numasched_state == NULL || MyProc == NULL)
+	/* one memory node, or every call refused: nothing to follow */
+	if (usable_calls == 0 || numasched_state == NULL || MyProc == NULL)
 		return;
 	slot = &numasched_slots[numasched_procno(MyProc)];
 	/* an unlocked read: the worst case is adopting one statement late */
