@@ -311,6 +311,33 @@ cmp_ok($big{$from} // 0, '<', $to_move / 20, "migrate_memory: of the $to_move pa
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($_)") for @bpids;
 $_->{run}->kill_kill for @busy;
 
+# --- memory_policy = none: the scheduler's move leaves memory where it is -------
+# (the scheduler moved it with migrate_memory before, against the docs)
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = 0");
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.memory_policy = 'none'");
+$node->reload;
+@busy = ();
+@bpids = ();
+start_busy() for 1 .. $busy_count;
+$migrated_before = $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats');
+%on_from_before = map { my %p = largest_private_mapping($_); ($_ => $p{$from} // 0) } @bpids;
+$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.rebalance_interval = '200ms'");
+$node->reload;
+ok(wait_until(sub { grep { node_of_pid($_) != $from } @bpids }, $wait),
+	"memory_policy = none: one of $busy_count busy backends is moved off node $from");
+($mover) = grep { node_of_pid($_) != $from } @bpids;
+$passes = $node->safe_psql('postgres', 'SELECT passes FROM numasched_stats');
+wait_until(sub { $node->safe_psql('postgres', 'SELECT passes FROM numasched_stats') >= $passes + 5 }, $wait);
+%big = largest_private_mapping($mover);
+cmp_ok($big{$from} // 0, '>=', 0.95 * $on_from_before{$mover},
+	"memory_policy = none: the moved backend's allocation stays on node $from (numa_maps: "
+	  . join(' ', map { "N$_=$big{$_}" } sort keys %big) . ", $on_from_before{$mover} there before)");
+is($node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats'), $migrated_before,
+	'memory_policy = none: pages_migrated counts nothing');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($_)") for @bpids;
+$_->{run}->kill_kill for @busy;
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.memory_policy');
+
 # (interleaved shared memory: 030_interleave.pl)
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.rebalance_interval');
 
