@@ -51,6 +51,8 @@ if wanted multinode; then
 	echo "$balancing" > /proc/sys/kernel/numa_balancing
 	# the memory calls refused as in a container: said once, nothing sent to clients
 	tap test/t/008_seccomp.pl || status=1
+	# a postmaster under numactl --interleave=all: said once, the segment keeps it
+	tap test/t/009_inherited_policy.pl || status=1
 fi
 if wanted interleave; then
 	tap test/vm/t/030_interleave.pl || status=1
