@@ -22,7 +22,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* Linux 5.14; glibc 2.36's headers may lack it */
+/* Linux 5.14; glibc 2.36's headers may lack them */
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -420,19 +423,94 @@ copy_shared_pages(void **pages, int n)
 /* one batch of page addresses; false with errno set on failure */
 typedef bool (*private_batch_fn) (void **pages, int n, void *arg);
 
+typedef struct page_batch
+{
+	void	   *pages[PRIVATE_BATCH];
+	int			n;
+	private_batch_fn fn;
+	void	   *arg;
+} page_batch;
+
 /*
- * Hands every page address of the private mappings of process "pid" (0: the
- * caller), from /proc/PID/maps, to "batch" in batches: only those mappings,
- * never the shared memory segment or files.
+ * Adds a page address to the batch.  A batch ends where a huge page would:
+ * move_pages moves a transparent huge page whole for its first address, and
+ * the batch that looks again where its pages are must hold all of them to
+ * count them.
+ */
+static bool
+batch_add(page_batch *b, unsigned long addr, unsigned long page_size)
+{
+	unsigned long huge = PRIVATE_BATCH * page_size;
+	bool		ok = true;
+
+	if (b->n > 0 && ((unsigned long) b->pages[b->n - 1]) / huge != addr / huge)
+	{
+		ok = b->fn(b->pages, b->n, b->arg);
+		b->n = 0;
+	}
+	b->pages[b->n++] = (void *) addr;
+	if (ok && b->n == PRIVATE_BATCH)
+	{
+		ok = b->fn(b->pages, b->n, b->arg);
+		b->n = 0;
+	}
+	return ok;
+}
+
+/*
+ * The caller's own resident pages of [lo, hi), a window at a time (mincore).
+ * Each run of them is faulted in readable first (MADV_POPULATE_READ, Linux
+ * 5.14; it reads nothing and answers an error where a read would raise a
+ * signal): on Linux 6.1 to 6.4, move_pages neither sees nor moves a page NUMA
+ * balancing has marked for a hinting fault, and a backend that settles a
+ * second after it started has many (the first scan comes a second after
+ * fork, numa_balancing_scan_delay_ms); the fault, taken here, makes them
+ * visible.  A mapping that went away meanwhile is passed over.
+ */
+static bool
+add_own_resident_pages(page_batch *b, unsigned long lo, unsigned long hi, unsigned long page_size)
+{
+	unsigned char resident[RESIDENT_WINDOW];
+
+	for (unsigned long window = lo; window < hi; window += RESIDENT_WINDOW * page_size)
+	{
+		unsigned long end = window + RESIDENT_WINDOW * page_size < hi ? window + RESIDENT_WINDOW * page_size : hi;
+		unsigned long addr = window;
+
+		if (mincore((void *) window, end - window, resident) != 0)
+			return true;
+		while (addr < end)
+		{
+			unsigned long run = addr;
+
+			while (addr < end && (resident[(addr - window) / page_size] & 1))
+				addr += page_size;
+			if (addr == run)
+			{
+				addr += page_size;
+				continue;
+			}
+			(void) madvise((void *) run, addr - run, MADV_POPULATE_READ);
+			for (unsigned long page = run; page < addr; page += page_size)
+				if (!batch_add(b, page, page_size))
+					return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Hands the page addresses of the private mappings of process "pid" (0: the
+ * caller, its resident pages only), from /proc/PID/maps, to "batch" in
+ * batches: only those mappings, never the shared memory segment or files.
  */
 static bool
 visit_private_pages(pid_t pid, private_batch_fn batch, void *arg, char *err, size_t errlen)
 {
 	char		path[64];
 	char	   *maps;
-	long		page_size = sysconf(_SC_PAGESIZE);
-	void	   *pages[PRIVATE_BATCH];
-	int			n = 0;
+	unsigned long page_size = sysconf(_SC_PAGESIZE);
+	page_batch	b = {.n = 0, .fn = batch, .arg = arg};
 	bool		ok = true;
 
 	if (pid == 0)
@@ -459,28 +537,16 @@ visit_private_pages(pid_t pid, private_batch_fn batch, void *arg, char *err, siz
 		if (sscanf(line, "%lx-%lx %4s %*x %*x:%*x %lu %n", &lo, &hi, perms, &inode, &name_at) >= 4 &&
 			name_at > 0 && private_memory_mapping(perms, inode, line + name_at))
 		{
-			for (unsigned long addr = lo; ok && addr < hi; addr += page_size)
-			{
-				pages[n++] = (void *) addr;
-
-				/*
-				 * A batch ends where a huge page would: move_pages moves a
-				 * transparent huge page whole for its first address, and
-				 * the batch that looks again where its pages are must hold
-				 * all of them to count them.
-				 */
-				if (n == PRIVATE_BATCH ||
-					(addr + page_size) % (PRIVATE_BATCH * (unsigned long) page_size) == 0)
-				{
-					ok = batch(pages, n, arg);
-					n = 0;
-				}
-			}
+			if (pid == 0)
+				ok = add_own_resident_pages(&b, lo, hi, page_size);
+			else
+				for (unsigned long addr = lo; ok && addr < hi; addr += page_size)
+					ok = batch_add(&b, addr, page_size);
 		}
 		line = next;
 	}
-	if (ok && n > 0)
-		ok = batch(pages, n, arg);
+	if (ok && b.n > 0)
+		ok = batch(b.pages, b.n, arg);
 	if (!ok)
 		snprintf(err, errlen, "move_pages failed: %s", strerror(errno));
 	free(maps);
