@@ -96,7 +96,7 @@ chmod 777 "$results"
 # what the guest should run: VM_ONLY (a regex of test names: multinode,
 # locality) and the locality probe's LOCALITY_* settings
 for v in VM_ONLY VM_PG_CONFIG LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL \
-	CONNECTION_PAIRS CONNECTION_SECONDS; do
+	CONNECTION_PAIRS CONNECTION_SECONDS CONNECTION_NODES; do
 	[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}" >> "$results/env"
 done
 set +e
