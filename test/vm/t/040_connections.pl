@@ -12,7 +12,8 @@
 # a measurement, not a test.  CONNECTION_PAIRS and CONNECTION_SECONDS set
 # the size (default 6 pairs of 10 s); CONNECTION_NODES=any leaves
 # numasched.nodes alone (numasched places each connection on the least-loaded
-# node).
+# node), CONNECTION_NODES=unplaced loads numasched with numasched.enabled = off
+# (what loading it costs, without binding).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -70,11 +71,13 @@ for my $pair (1 .. $pairs)
 {
 	for my $config ($pair % 2 ? @configs : reverse @configs)
 	{
-		write_conf($config eq 'numasched' ? "shared_preload_libraries = 'numasched'" : '');
+		my $mode = $ENV{CONNECTION_NODES} // '';
+		write_conf($config ne 'numasched' ? ''
+			: "shared_preload_libraries = 'numasched'" . ($mode eq 'unplaced' ? "\nnumasched.enabled = off" : ''));
 		$node->start;
 		my $postmaster = $node->{_pid};
 		my $elsewhere = '';
-		if ($config eq 'numasched' && ($ENV{CONNECTION_NODES} // '') ne 'any')
+		if ($config eq 'numasched' && $mode ne 'any' && $mode ne 'unplaced')
 		{
 			my $home = memory_node($postmaster);
 			my ($other) = grep { $_ != $home } @nodes;
