@@ -553,6 +553,40 @@ visit_private_pages(pid_t pid, private_batch_fn batch, void *arg, char *err, siz
 	return ok;
 }
 
+/*
+ * The caller's pages are resident (mincore said so) and were faulted in
+ * readable just before, but NUMA balancing may have marked some for a hinting
+ * fault again in between (its scan runs on the way back from any system
+ * call); on Linux 6.1 to 6.4 move_pages then answers -EFAULT or -ENOENT for
+ * them, and they would stay where they are, uncopied.  Fault those in again
+ * and ask once more; the zero page answers -EFAULT every time.
+ */
+static bool
+see_hidden_pages(void **pages, int n, int *status)
+{
+	void	   *hidden[PRIVATE_BATCH];
+	int			again[PRIVATE_BATCH];
+	int			index[PRIVATE_BATCH];
+	int			nhidden = 0;
+	long		page_size = sysconf(_SC_PAGESIZE);
+
+	for (int i = 0; i < n; i++)
+		if (status[i] == -EFAULT || status[i] == -ENOENT)
+		{
+			index[nhidden] = i;
+			hidden[nhidden++] = pages[i];
+		}
+	if (nhidden == 0)
+		return true;
+	for (int i = 0; i < nhidden; i++)
+		(void) madvise(hidden[i], page_size, MADV_POPULATE_READ);
+	if (sys_move_pages(0, nhidden, hidden, NULL, again, 0) < 0)
+		return false;
+	for (int i = 0; i < nhidden; i++)
+		status[index[i]] = again[i];
+	return true;
+}
+
 typedef struct settling
 {
 	pid_t		pid;
@@ -579,6 +613,8 @@ settle_batch(void **pages, int n, void *arg)
 
 	/* where the pages are (no node list: nothing moves) */
 	if (sys_move_pages(st->pid, n, pages, NULL, status, 0) < 0)
+		return false;
+	if (st->pid == 0 && !see_hidden_pages(pages, n, status))
 		return false;
 	for (int i = 0; i < n; i++)
 	{

@@ -59,7 +59,8 @@ sub numastat
 	return %sum;
 }
 
-my $node = PostgreSQL::Test::Cluster->new('locality');
+# one name per AutoNUMA setting: a failed run keeps its data directory for a look
+my $node = PostgreSQL::Test::Cluster->new("locality_autonuma$balancing");
 $node->init;
 # each run writes its configuration into locality.conf
 $node->append_conf('postgresql.conf', qq{
@@ -67,6 +68,8 @@ include_if_exists = 'locality.conf'
 work_mem = '32MB'
 max_parallel_workers_per_gather = 0
 numasched.rebalance_interval = 0
+# numasched's account of each settling, for the detail of a run that falls short
+log_min_messages = debug1
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE TABLE sortme AS SELECT random() AS r FROM generate_series(1, 150000)');
@@ -138,8 +141,14 @@ for my $run (1 .. $runs)
 		push @{ $result{$name} }, $share;
 		note(sprintf('%-38s run %d: %5.1f%% of %d private pages local',
 			$name, $run, $share, ($local + $remote) / 3));
-		if ($ENV{LOCALITY_DETAIL})
+		# the detail of every run with LOCALITY_DETAIL, and of one that falls short
+		if ($ENV{LOCALITY_DETAIL} || ($name ne 'no numasched' && $share < 99))
 		{
+			my @log = split /\n/, slurp_file($node->logfile);
+			for my $pid (@pids)
+			{
+				note("  log: $_") for grep { /numasched.*process $pid\b/ } @log;
+			}
 			for my $who (sort keys %$where)
 			{
 				note("  $who: " . join(' ', map { "N$_=$where->{$who}{$_}" } sort keys %{ $where->{$who} }));
