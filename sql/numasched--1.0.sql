@@ -52,7 +52,8 @@ CREATE FUNCTION numasched_processes(
     OUT moves bigint,
     OUT class_groups text,
     OUT spill text,
-    OUT load double precision)
+    OUT load double precision,
+    OUT lent_cpus text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'numasched_processes'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
@@ -90,6 +91,8 @@ CREATE FUNCTION numasched_stats(
     OUT pages_migrated bigint,
     OUT pages_copied bigint,
     OUT scheduler_restarts bigint,
+    OUT lends bigint,
+    OUT lend_returns bigint,
     OUT last_pass timestamptz,
     OUT memory_calls text,
     OUT stats_reset timestamptz)

@@ -126,6 +126,23 @@ numasched_warn_failure(numasched_failure kind, const char *message, const char *
 			 errdetail_from_core(err)));
 }
 
+/*
+ * May the process be lent the CPUs of another node (lending.c)?  Then
+ * "local" must mean its home node wherever it runs.
+ */
+static bool
+may_run_on_other_nodes(int node_index)
+{
+	if (!numasched_lend_idle_cpus)
+		return false;
+	for (int n = 0; n < numasched_machine->nnodes; n++)
+		if (n != node_index && numasched_machine->nodes[n].ncpus > 0 &&
+			(numasched_max_steal_distance == 0 ||
+			 ns_distance(numasched_machine, node_index, n) <= numasched_max_steal_distance))
+			return true;
+	return false;
+}
+
 static void
 apply_memory_policy(int node_index)
 {
@@ -146,6 +163,14 @@ apply_memory_policy(int node_index)
 		return;
 	if (!ns_node_memory_usable(node))
 		policy = NS_MEMORY_NONE;
+
+	/*
+	 * Lent another node's CPUs for a burst, a process allocates at home, and
+	 * NUMA balancing leaves what it has where it is (it migrates no page of
+	 * a process with a policy of its own): a short visit moves nothing.
+	 */
+	if (policy == NS_MEMORY_LOCAL && may_run_on_other_nodes(node_index))
+		policy = NS_MEMORY_PREFERRED;
 	/* "none" leaves a process that never had a policy alone */
 	if (policy == NS_MEMORY_NONE && kernel_memory_policy == NS_MEMORY_NONE)
 		return;

@@ -60,7 +60,8 @@ typedef struct numasched_slot
 	uint32		moves;
 	uint32		moved_pass;		/* scheduler pass of its last move; 0: never */
 	TimestampTz placed_at;
-	ns_cpuset	cpus;			/* the CPUs it was bound to */
+	ns_cpuset	cpus;			/* the CPUs of its group it was bound to */
+	int16		lent_group;		/* a group lending it CPUs too; -1: none */
 } numasched_slot;
 
 typedef enum numasched_stat
@@ -79,6 +80,8 @@ typedef enum numasched_stat
 	STAT_PAGES_MIGRATED,
 	STAT_PAGES_COPIED,
 	STAT_SCHEDULER_STARTS,
+	STAT_LENDS,
+	STAT_LEND_RETURNS,
 	NUMASCHED_NSTATS
 } numasched_stat;
 
@@ -108,6 +111,12 @@ extern numasched_shared *numasched_state;
 extern numasched_slot *numasched_slots;
 extern numasched_class *numasched_classes;
 
+/*
+ * Per group of the shared plan: the group lending it its idle CPUs now, or
+ * -1 (lending.c writes it, placement reads it; lock held).
+ */
+extern int16 *numasched_group_lender;
+
 extern Size numasched_shmem_size(void);
 
 /*
@@ -125,6 +134,20 @@ extern void numasched_mark_slot(const numasched_slot *slot, bool occupied_now);
 
 /* Copies a plan into the shared one; lock held exclusively. */
 extern void numasched_copy_plan_to_shared(const ns_plan *plan);
+
+/*
+ * The CPUs the kernel was last told for a slot: its group's, and those of
+ * a group lending it CPUs; lock held.
+ */
+extern void numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus);
+
+/*
+ * Binds the process of a slot to "cpus", lock held: whoever writes a slot's
+ * group binds it under the same lock, so the last group written is the last
+ * one the kernel was told.  A refusal is counted and leaves the slot
+ * unbound (or, for a move, where it was).
+ */
+extern bool numasched_bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus);
 
 /*
  * A WARNING to send once the lock is released (numasched_release): a
@@ -254,6 +277,25 @@ extern numasched_move_result numasched_move_process(PGPROC *proc, pid_t pid, int
  * lock held exclusively.  The caller binds the process after releasing it.
  */
 extern void numasched_move_slot_locked(numasched_slot *slot, int group);
+
+/*
+ * The group lending its CPUs to "group" now, if a process that may reach
+ * the groups "reach" (NULL: all) may use them; else -1.  Lock held.
+ */
+extern int	numasched_lender_for_locked(int group, const ns_cpuset *reach);
+
+/* per slot, what its process ran and waited, in ns (schedstat.c) */
+extern void numasched_schedstat_init(void);
+extern bool numasched_read_schedstat(int slot, pid_t pid, uint64 *ran_ns, uint64 *waited_ns);
+/* Closes the files of processes that left their slots. */
+extern void numasched_schedstat_forget_gone(void);
+
+/* lending idle CPUs to groups whose work waits (lending.c), the scheduler's */
+extern void numasched_lend_start(void);
+/* Gives back everything lent. */
+extern void numasched_end_lending(void);
+/* A tick when one is due; the ms until the next, or -1: no lending now. */
+extern long numasched_lend_tick(void);
 
 extern void numasched_count(numasched_stat stat, uint64 n);
 

@@ -32,8 +32,18 @@ numasched_forget_slot_locked(numasched_slot *slot)
 	slot->class_id = -1;
 	slot->pid = 0;
 	slot->group = -1;
+	slot->lent_group = -1;
 	numasched_mark_slot(slot, false);
 }
+
+int
+numasched_lender_for_locked(int group, const ns_cpuset *reach)
+{
+	int			lender = numasched_group_lender[group];
+
+	return lender >= 0 && lender < numasched_state->ngroups && ns_in_set(reach, lender) ? lender : -1;
+}
+
 
 static void
 release_own_slot(int code, Datum arg)
@@ -57,8 +67,10 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	ns_request	request = {kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0, NULL, NULL};
 	ns_placement where;
 	ns_cpuset	cpus;
+	ns_cpuset	kernel_cpus;
 	bool		bound;
 	int			class_id = -1;
+	int			lender;
 	int			parallel_mode = numasched_parallel_placement;
 	char		err[NS_ERRLEN];
 
@@ -140,9 +152,19 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	}
 	ns_place(plan, numasched_shared_loads(), &settings, &request, &where);
 	ns_loads_add(plan, numasched_shared_loads(), where.group, NS_DEFAULT_WEIGHT);
-	cpus = plan->groups[where.group].cpus;
-	/* bound while the lock orders us against anybody moving it */
-	bound = ns_bind_cpus(self ? 0 : pid, &cpus, err, sizeof(err));
+	cpus = kernel_cpus = plan->groups[where.group].cpus;
+	/* a group that borrows idle CPUs now: the newcomer may use them too */
+	lender = numasched_lender_for_locked(where.group, request.reach_groups);
+	if (lender >= 0)
+		ns_cpuset_or(&kernel_cpus, &kernel_cpus, &plan->groups[lender].cpus);
+	/*
+	 * Bound while the lock orders us against anybody moving it.  A group of
+	 * every usable CPU (one node, one group: the defaults on a machine with
+	 * one memory node) is the mask the process inherited from the
+	 * postmaster, and binding it would change nothing.
+	 */
+	bound = ns_cpuset_equal(&kernel_cpus, &numasched_machine->usable) ||
+		ns_bind_cpus(self ? 0 : pid, &kernel_cpus, err, sizeof(err));
 
 	slot->pid = pid;
 	numasched_mark_slot(slot, true);
@@ -160,6 +182,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->moved_pass = 0;
 	slot->placed_at = GetCurrentTimestamp();
 	slot->cpus = cpus;
+	slot->lent_group = bound ? lender : -1;
 	numasched_release();
 
 	numasched_count(STAT_PLACEMENTS, 1);
@@ -183,7 +206,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	{
 		char		text[1024];
 
-		ns_cpuset_format(&cpus, text, sizeof(text));
+		ns_cpuset_format(&kernel_cpus, text, sizeof(text));
 		ereport(LOG,
 				(errmsg("numasched placed %s %d on node %d, CPU group %d (CPUs %s)",
 						kind == NUMASCHED_BACKEND ? "backend" : "parallel worker", (int) pid,
@@ -316,6 +339,7 @@ numasched_move_slot_locked(numasched_slot *slot, int group)
 	slot->group = group;
 	slot->node = to_node;
 	slot->cpus = plan->groups[group].cpus;
+	slot->lent_group = -1;		/* its callers bind it to the group's CPUs */
 	slot->moves++;
 	/* a moved process stays put for a while, whoever moved it */
 	slot->moved_pass = Max(numasched_state->pass, 1);

@@ -42,8 +42,7 @@ numasched_sync_plan(void)
 	 * are whatever a role's nodes.  The check hook refuses a value some node
 	 * cannot be split into; the CPUs usable may still differ (a process
 	 * started under another cpuset), so a plan that cannot be built leaves
-	 * the groups as they are, or at server start makes one group per
-	 * last-level cache.
+	 * the groups as they are, or at server start makes one group per node.
 	 */
 	plan = ns_plan_build(numasched_machine, groups_per_node, NULL, err, sizeof(err));
 	if (plan == NULL)
@@ -51,16 +50,28 @@ numasched_sync_plan(void)
 		numasched_warn_later("numasched cannot use numasched.groups_per_node = %d, %s: %s",
 				 groups_per_node,
 				 numasched_state->configured ? "the CPU groups stay as they are" :
-				 "using one group per last-level cache", err);
+				 "using one group per node", err);
 		numasched_state->failed_groups_per_node = groups_per_node;
 		if (numasched_state->configured)
 			return true;
-		groups_per_node = 0;
+		groups_per_node = 1;
 		if ((plan = ns_plan_build(numasched_machine, groups_per_node, NULL, err, sizeof(err))) == NULL)
 			return false;
 	}
 	else
 		numasched_state->failed_groups_per_node = -1;
+
+	/*
+	 * Lending is between the old groups: it ends here, each process back on
+	 * its own group's CPUs before the lender's are forgotten, so that the
+	 * books never name CPUs of the wrong plan.
+	 */
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+		if (numasched_slots[i].lent_group >= 0)
+		{
+			(void) numasched_bind_slot_locked(&numasched_slots[i], &numasched_slots[i].cpus);
+			numasched_slots[i].lent_group = -1;
+		}
 	numasched_copy_plan_to_shared(plan);
 	ns_plan_free(plan);
 

@@ -45,19 +45,6 @@
 #define MAX_MOVES_PER_PASS 64
 
 /*
- * The last CPU time seen of the process in each slot, and its open
- * /proc/PID/schedstat: re-read with pread, it costs one system call a pass
- * instead of three (open, read, close), which is most of a pass.
- */
-typedef struct cpu_sample
-{
-	pid_t		pid;
-	int			fd;
-	uint64		cpu_ns;
-	TimestampTz at;
-} cpu_sample;
-
-/*
  * A process moved to another node, bound under the lock: logged and its
  * memory brought along once the lock is released.
  */
@@ -70,7 +57,15 @@ typedef struct node_move
 	int			to_node;
 } node_move;
 
-static cpu_sample *samples;
+/* what the last pass saw of the process in each slot */
+typedef struct pass_sample
+{
+	pid_t		pid;
+	uint64		cpu_ns;			/* ran and waited */
+	TimestampTz at;
+} pass_sample;
+
+static pass_sample *samples;
 static node_move *node_moves;
 static uint32 bound_generation;
 
@@ -143,74 +138,6 @@ place_lock_group_members(void)
 }
 
 /*
- * CPU time of the process in slot i, in ns: the first field of
- * /proc/PID/schedstat (time spent on the CPU).
- */
-static void
-close_sample(cpu_sample *s)
-{
-	if (s->fd >= 0)
-	{
-		close(s->fd);
-		ReleaseExternalFD();
-	}
-	s->fd = -1;
-	s->pid = 0;
-}
-
-/*
- * CPU time of the process in slot i, in ns: the first field of
- * /proc/PID/schedstat (time spent on the CPU).  The file stays open while
- * PostgreSQL's fd accounting allows (AcquireExternalFD); past that it is
- * opened and closed each time.
- */
-static bool
-read_cpu_ns(cpu_sample *s, pid_t pid, uint64 *cpu_ns)
-{
-	char		buf[128];
-	ssize_t		n;
-	int			fd;
-	bool		keep = true;
-	unsigned long long ran,
-				waited;
-
-	if (s->pid != pid)
-		close_sample(s);		/* no earlier sample of this process */
-	/* not kept open (past the fd budget): the sample stays, the file is new */
-	fd = s->fd;
-	if (fd < 0)
-	{
-		char		path[64];
-
-		snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
-		keep = AcquireExternalFD();
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-		{
-			if (keep)
-				ReleaseExternalFD();
-			return false;
-		}
-		if (keep)
-			s->fd = fd;
-	}
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (!keep)
-		close(fd);
-	if (n <= 0)
-	{
-		close_sample(s);
-		return false;
-	}
-	buf[n] = '\0';
-	/* the time it ran and the time it waited on a run queue */
-	if (sscanf(buf, "%llu %llu", &ran, &waited) != 2)
-		return false;
-	*cpu_ns = ran + waited;
-	return true;
-}
-
-/*
  * Measured load of the process in slot i since the last pass, in
  * NS_CPU_LOAD units: the CPU it would have used with a CPU of its own (the
  * time it ran and the time it waited for a CPU), so that a group with more
@@ -221,12 +148,15 @@ read_cpu_ns(cpu_sample *s, pid_t pid, uint64 *cpu_ns)
 static bool
 measure(int i, pid_t pid, TimestampTz now, uint32 *weight)
 {
-	cpu_sample *s = &samples[i];
-	uint64		cpu_ns;
+	pass_sample *s = &samples[i];
+	uint64		ran_ns,
+				waited_ns,
+				cpu_ns;
 	bool		known = false;
 
-	if (!read_cpu_ns(s, pid, &cpu_ns))
+	if (!numasched_read_schedstat(i, pid, &ran_ns, &waited_ns))
 		return false;
+	cpu_ns = ran_ns + waited_ns;
 	if (s->pid == pid && now > s->at && cpu_ns >= s->cpu_ns)
 	{
 		double		cpus = (double) (cpu_ns - s->cpu_ns) / ((double) (now - s->at) * 1000.0);
@@ -239,33 +169,6 @@ measure(int i, pid_t pid, TimestampTz now, uint32 *weight)
 	s->cpu_ns = cpu_ns;
 	s->at = now;
 	return known;
-}
-
-/*
- * Binds the process of a slot to "cpus", lock held: whoever writes a slot's
- * group binds it under the same lock, so the last group written is the last
- * one the kernel was told.  A refusal is counted and leaves the slot
- * unbound (or, for a move, where it was).
- */
-static bool
-bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
-{
-	char		err[NS_ERRLEN];
-
-	/*
-	 * A process that placed itself gives its slot back under this lock
-	 * before it exits, so its pid is alive; one placed from outside may be
-	 * gone (its slot is forgotten within 100 ms), and its pid must not be
-	 * bound should the kernel have given it to another process.
-	 */
-	if (!slot->self_placed &&
-		BackendPidGetProc(slot->pid) != &ProcGlobal->allProcs[slot - numasched_slots])
-		return false;
-	if (ns_bind_cpus(slot->pid, cpus, err, sizeof(err)))
-		return true;
-	numasched_count(STAT_BIND_FAILURES, 1);
-	elog(DEBUG1, "numasched could not bind process %d: %s", (int) slot->pid, err);
-	return false;
 }
 
 static int
@@ -366,7 +269,7 @@ rebind_after_regroup_locked(void)
 			ns_cpuset_equal(&slot->cpus, &plan->groups[slot->group].cpus))
 			continue;
 		from_node = node_of_cpu(ns_cpuset_next(&slot->cpus, 0));
-		slot->bound = bind_slot_locked(slot, &plan->groups[slot->group].cpus);
+		slot->bound = numasched_bind_slot_locked(slot, &plan->groups[slot->group].cpus);
 		if (!slot->bound)
 			continue;
 		slot->cpus = plan->groups[slot->group].cpus;
@@ -423,9 +326,7 @@ rebalance_pass(void)
 	}
 
 	/* read /proc without the lock, for the occupied slots only */
-	for (int i = 0; i < numasched_state->nslots; i++)
-		if (samples[i].pid != 0 && samples[i].pid != numasched_slots[i].pid)
-			close_sample(&samples[i]);	/* its process is gone */
+	numasched_schedstat_forget_gone();
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		pid_t		pid = numasched_slots[i].pid;
@@ -479,7 +380,7 @@ rebalance_pass(void)
 		node_move  *r = &node_moves[nnode_moves];
 
 		/* a process the kernel refuses to move stays where it is */
-		if (!bind_slot_locked(slot, &plan->groups[moves[m].to_group].cpus))
+		if (!numasched_bind_slot_locked(slot, &plan->groups[moves[m].to_group].cpus))
 			continue;
 		r->pid = slot->pid;
 		r->from_node = slot->node;
@@ -516,9 +417,8 @@ numasched_scheduler_main(Datum arg)
 		ereport(LOG, (errmsg("numasched scheduler restarted")));
 
 	samples = MemoryContextAllocZero(TopMemoryContext,
-									 numasched_state->nslots * sizeof(cpu_sample));
-	for (int i = 0; i < numasched_state->nslots; i++)
-		samples[i].fd = -1;
+									 numasched_state->nslots * sizeof(pass_sample));
+	numasched_schedstat_init();
 	node_moves = MemoryContextAlloc(TopMemoryContext,
 									(numasched_state->nslots + MAX_MOVES_PER_PASS) * sizeof(node_move));
 	measured = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(measured_load));
@@ -528,12 +428,14 @@ numasched_scheduler_main(Datum arg)
 	seen_unplaced = MemoryContextAllocZero(TopMemoryContext, ProcGlobal->allProcCount * sizeof(pid_t));
 	/* a regroup may have happened while no scheduler ran */
 	bound_generation = numasched_state->generation - 1;
+	numasched_lend_start();
 
 	while (!ShutdownRequestPending)
 	{
 		long		timeout = DISCOVERY_INTERVAL_MS;
 		TimestampTz now;
 		bool		reloaded = false;
+		long		lend_in;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -562,6 +464,9 @@ numasched_scheduler_main(Datum arg)
 			}
 			timeout = Min(timeout, Max(1, (next_pass - now) / 1000));
 		}
+		lend_in = numasched_lend_tick();
+		if (lend_in >= 0)
+			timeout = Min(timeout, lend_in);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

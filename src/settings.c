@@ -50,7 +50,7 @@ static const struct config_enum_entry shared_memory_options[] = {
 
 /* settings */
 bool		numasched_enabled = true;
-int			numasched_groups_per_node = 0;
+int			numasched_groups_per_node = 1;
 int			numasched_parallel_placement = NS_PARALLEL_COMPACT;
 int			numasched_max_steal_distance = 0;
 int			numasched_memory_policy = NS_MEMORY_LOCAL;
@@ -59,6 +59,7 @@ int			numasched_rebalance_interval = 1000;
 int			numasched_imbalance_threshold = 25;
 int			numasched_cross_node_moves = CROSS_NODE_WHEN_WAITING;
 bool		numasched_migrate_memory = true;
+bool		numasched_lend_idle_cpus = true;
 bool		numasched_copy_inherited_pages = true;
 char	   *numasched_nodes = NULL;
 char	   *numasched_cpu_groups = NULL;
@@ -104,7 +105,7 @@ plan_builds(int groups_per_node, const char *nodes_text, char *err, size_t errle
 /*
  * Can a session with these numasched.nodes and numasched.cpu_groups be
  * placed in the groups of numasched.groups_per_node (the server-wide
- * setting; one group per last-level cache if it does not fit)?  If not,
+ * setting; one group per node if it does not fit)?  If not,
  * "err" says why.
  */
 static bool
@@ -122,7 +123,7 @@ class_fits(const char *nodes_text, const char *groups_text, char *err, size_t er
 		 !ns_cpuset_parse(nodes_text, strlen(nodes_text), NS_MAX_NODES, &nodes, err, errlen)))
 		return true;
 	plan = ns_plan_build(numasched_machine, numasched_groups_per_node, NULL, err, errlen);
-	if (plan == NULL && (plan = ns_plan_build(numasched_machine, 0, NULL, err, errlen)) == NULL)
+	if (plan == NULL && (plan = ns_plan_build(numasched_machine, 1, NULL, err, errlen)) == NULL)
 		return true;
 	NS_CPUSET_FOREACH(g, &groups)
 	{
@@ -187,8 +188,8 @@ check_nodes(char **newval, void **extra, GucSource source)
 							err);
 		return false;
 	}
-	/* the nodes exist and have CPUs (one group per last-level cache fits any) */
-	if (!plan_builds(0, text, err, sizeof(err)))
+	/* the nodes exist and have CPUs (one group per node fits any) */
+	if (!plan_builds(1, text, err, sizeof(err)))
 	{
 		check_detail_from_core(err);
 		return false;
@@ -352,8 +353,8 @@ numasched_define_settings(void)
 							 PGC_SUSET, 0, NULL, assign_enabled, NULL);
 
 	DefineCustomIntVariable("numasched.groups_per_node",
-							"Number of CPU groups each NUMA node is split into; 0 means one per last-level cache, else one per node.",
-							NULL, &numasched_groups_per_node, 0, 0, NS_MAX_GROUPS_PER_NODE,
+							"Number of CPU groups each NUMA node is split into; 0 means one per last-level cache.",
+							NULL, &numasched_groups_per_node, 1, 0, NS_MAX_GROUPS_PER_NODE,
 							PGC_SIGHUP, 0, check_groups_per_node, NULL, NULL);
 
 	DefineCustomEnumVariable("numasched.parallel_placement",
@@ -392,6 +393,11 @@ numasched_define_settings(void)
 	DefineCustomBoolVariable("numasched.migrate_memory",
 							 "Moves a process's private memory along when it is moved to another node.",
 							 NULL, &numasched_migrate_memory, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("numasched.lend_idle_cpus",
+							 "Lets the processes of a CPU group whose work waits run on the idle CPUs of the nearest group in reach until the burst is over.",
+							 NULL, &numasched_lend_idle_cpus, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("numasched.copy_inherited_pages",

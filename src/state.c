@@ -8,6 +8,8 @@
 #include "access/twophase.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 
 #include "numasched.h"
@@ -15,6 +17,7 @@
 numasched_shared *numasched_state = NULL;
 numasched_slot *numasched_slots = NULL;
 numasched_class *numasched_classes = NULL;
+int16	   *numasched_group_lender = NULL;
 
 /*
  * One bit per slot, set while it is occupied: the scheduler's passes visit
@@ -91,6 +94,7 @@ layout(char *base)
 	PLACE(shared_loads.group, uint32_t, ng);
 	PLACE(shared_loads.node, uint64_t, nn);
 	PLACE(shared_loads.node_room, int, nn);
+	PLACE(numasched_group_lender, int16, ng);
 	PLACE(numasched_slots, numasched_slot, numasched_slot_count());
 	PLACE(occupied, uint64, numasched_slot_count() / 64 + 1);
 	PLACE(numasched_classes, numasched_class, NUMASCHED_MAX_CLASSES);
@@ -117,6 +121,17 @@ numasched_copy_plan_to_shared(const ns_plan *plan)
 	memcpy(shared_plan.steal, plan->steal, nn * nn * sizeof(int));
 	memcpy(shared_plan.hops, plan->hops, nn * nn);
 	numasched_state->ngroups = plan->ngroups;
+	/* new groups: nothing lent between them yet */
+	for (int g = 0; g < plan->ngroups; g++)
+		numasched_group_lender[g] = -1;
+}
+
+void
+numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus)
+{
+	*cpus = slot->cpus;
+	if (slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
+		ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);
 }
 
 const ns_plan *
@@ -156,7 +171,10 @@ numasched_shmem_attach(void)
 		{
 			numasched_slots[i].group = -1;
 			numasched_slots[i].class_id = -1;
+			numasched_slots[i].lent_group = -1;
 		}
+		for (int g = 0; g < numasched_state->max_groups; g++)
+			numasched_group_lender[g] = -1;
 		numasched_state->failed_groups_per_node = -1;
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -224,4 +242,25 @@ numasched_next_slot(int i)
 		i = (i / 64 + 1) * 64;
 	}
 	return -1;
+}
+
+bool
+numasched_bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
+{
+	char		err[NS_ERRLEN];
+
+	/*
+	 * A process that placed itself gives its slot back under this lock
+	 * before it exits, so its pid is alive; one placed from outside may be
+	 * gone (its slot is forgotten within 100 ms), and its pid must not be
+	 * bound should the kernel have given it to another process.
+	 */
+	if (!slot->self_placed &&
+		BackendPidGetProc(slot->pid) != &ProcGlobal->allProcs[slot - numasched_slots])
+		return false;
+	if (ns_bind_cpus(slot->pid, cpus, err, sizeof(err)))
+		return true;
+	numasched_count(STAT_BIND_FAILURES, 1);
+	elog(DEBUG1, "numasched could not bind process %d: %s", (int) slot->pid, err);
+	return false;
 }

@@ -155,19 +155,29 @@ numasched_distances(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* A copy of the used slots, and of the workload classes if asked. */
+/*
+ * A copy of the used slots, and of the workload classes if asked, with the
+ * CPUs the kernel was told for each (its group's and those lent to it) in
+ * kernel_cpus if asked.
+ */
 static numasched_slot *
-copy_slots(int *count, numasched_class **classes)
+copy_slots(int *count, numasched_class **classes, ns_cpuset **kernel_cpus)
 {
 	numasched_slot *copy = palloc(numasched_state->nslots * sizeof(numasched_slot));
 	int			n = 0;
 
 	if (classes)
 		*classes = palloc(NUMASCHED_MAX_CLASSES * sizeof(numasched_class));
+	if (kernel_cpus)
+		*kernel_cpus = palloc(numasched_state->nslots * sizeof(ns_cpuset));
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
 	for (int i = 0; i < numasched_state->nslots; i++)
 		if (numasched_slots[i].pid != 0)
+		{
+			if (kernel_cpus)
+				numasched_slot_kernel_cpus(&numasched_slots[i], &(*kernel_cpus)[n]);
 			copy[n++] = numasched_slots[i];
+		}
 	if (classes)
 		memcpy(*classes, numasched_classes, NUMASCHED_MAX_CLASSES * sizeof(numasched_class));
 	LWLockRelease(numasched_state->lock);
@@ -188,7 +198,7 @@ numasched_groups(PG_FUNCTION_ARGS)
 	if (!machine_known())
 		PG_RETURN_VOID();
 	copy_plan(&plan);
-	slots = copy_slots(&nslots, NULL);
+	slots = copy_slots(&nslots, NULL, NULL);
 	processes = palloc0(Max(plan.ngroups, 1) * sizeof(int));
 	for (int i = 0; i < nslots; i++)
 		if (slots[i].group >= 0 && slots[i].group < plan.ngroups)
@@ -235,13 +245,14 @@ numasched_processes(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	numasched_slot *slots;
 	numasched_class *classes;
+	ns_cpuset  *kernel_cpus;
 	int			nslots;
 	ns_cpuset	every_group;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
-	slots = copy_slots(&nslots, &classes);
+	slots = copy_slots(&nslots, &classes, &kernel_cpus);
 	ns_cpuset_zero(&every_group);
 	for (int g = 0; g < numasched_state->ngroups; g++)
 		ns_cpuset_set(&every_group, g);
@@ -249,14 +260,14 @@ numasched_processes(PG_FUNCTION_ARGS)
 	{
 		numasched_slot *slot = &slots[i];
 		numasched_class *class = slot->class_id >= 0 ? &classes[slot->class_id] : NULL;
-		Datum		values[12];
-		bool		nulls[12] = {0};
+		Datum		values[13];
+		bool		nulls[13] = {0};
 
 		values[0] = Int32GetDatum(slot->pid);
 		values[1] = backend_type(slot);
 		if (!may_see(slot->pid))
 		{
-			for (int c = 2; c < 12; c++)
+			for (int c = 2; c < 13; c++)
 				nulls[c] = true;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			continue;
@@ -266,7 +277,7 @@ numasched_processes(PG_FUNCTION_ARGS)
 		values[3] = Int32GetDatum(numasched_machine->nodes[slot->node].id);
 		values[4] = Int32GetDatum(slot->group);
 		nulls[4] = slot->group < 0;
-		values[5] = PointerGetDatum(cpus_text(&slot->cpus));
+		values[5] = PointerGetDatum(cpus_text(&kernel_cpus[i]));
 		values[6] = BoolGetDatum(slot->bound);
 		values[7] = TimestampTzGetDatum(slot->placed_at);
 		values[8] = Int64GetDatum(slot->moves);
@@ -275,6 +286,17 @@ numasched_processes(PG_FUNCTION_ARGS)
 		values[10] = PointerGetDatum(cstring_to_text(class && class->spill_never ? "never" : "nearest"));
 		/* the CPU it used recently, as the scheduler measured it */
 		values[11] = Float8GetDatum((double) slot->weight / NS_CPU_LOAD);
+		/* the CPUs of another group it may use now, lent for a burst */
+		if (ns_cpuset_equal(&kernel_cpus[i], &slot->cpus))
+			nulls[12] = true;
+		else
+		{
+			ns_cpuset	lent = kernel_cpus[i];
+
+			for (int cpu = ns_cpuset_next(&slot->cpus, 0); cpu >= 0; cpu = ns_cpuset_next(&slot->cpus, cpu + 1))
+				ns_cpuset_clear(&lent, cpu);
+			values[12] = PointerGetDatum(cpus_text(&lent));
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();
@@ -484,7 +506,7 @@ numasched_locality(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
-	slots = copy_slots(&nslots, NULL);
+	slots = copy_slots(&nslots, NULL, NULL);
 	for (int i = 0; i < nslots; i++)
 	{
 		numasched_slot *slot = &slots[i];

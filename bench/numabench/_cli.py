@@ -62,6 +62,10 @@ def build_parser():
     r.add_argument("--analytic-clients", type=int, default=1,
                    help="two-roles: clients of the analytic role's stream")
     r.add_argument("--analytic-weight", type=int, default=1, help="mixed: weight of each analytic query")
+    r.add_argument("--utilisation", type=int, default=60,
+                   help="bursty: percent of the server's CPUs its queries keep busy on average (pgbench -R)")
+    r.add_argument("--burst-ms", type=int, default=20,
+                   help="bursty: milliseconds of one CPU per query (sized on the first configuration)")
     r.add_argument("--port", type=int, default=54800, help="first port (socket name) of the clusters")
     r.add_argument("--out", help="result directory (default bench/results/DATE-WORKLOAD)")
     c = sub.add_parser("compare", help="compare two results, or two configurations of one")
@@ -84,6 +88,8 @@ def main(argv):
                 raise UsageError("--warmup must be 0 or more seconds")
             if args.rate < 1 or args.analytic_clients < 1:
                 raise UsageError("--rate and --analytic-clients must be at least 1")
+            if not 1 <= args.utilisation <= 100 or args.burst_ms < 1:
+                raise UsageError("--utilisation must be 1 to 100 and --burst-ms at least 1")
             parse_clients(args.clients)
             try:
                 shlex.split(args.pgbench_args or "")

@@ -6,7 +6,7 @@ import math
 
 from ._common import UsageError
 from ._stats import mean, welch
-from ._summary import PAIRED_METRICS
+from ._summary import metric_label
 
 
 OVERVIEW_KEYS = ("git_commit", "postgresql", "cpu_model", "cpus_online", "nodes", "server_numactl",
@@ -94,7 +94,7 @@ def cmd_compare(args):
     for p in (b["paired"] if len(args.files) == 1 else []):
         if p["a"] == args.old and p["b"] == args.new:
             print("paired (runs interleaved) %d clients: median %s ratio %.4f, 95%% CI [%.4f, %.4f]" % (
-                p["clients"], PAIRED_METRICS[p.get("metric", "tps")], p["median_ratio"], p["ci95"][0],
+                p["clients"], metric_label(b, p.get("metric", "tps")), p["median_ratio"], p["ci95"][0],
                 p["ci95"][1]))
     return 0
 

@@ -4,7 +4,7 @@ import json
 import os
 
 from ._common import log
-from ._summary import PAIRED_METRICS, UNSTABLE_CV, cpu_line, numa_line
+from ._summary import UNSTABLE_CV, cpu_line, metric_label, numa_line
 
 
 def table(doc):
@@ -36,6 +36,11 @@ def table(doc):
                              x["configuration"], x["clients"], x["summary"]["tps_cv"], UNSTABLE_CV))
     for x in doc["results"]:
         s = x["summary"]
+        if doc.get("bursty") and "p50_ms_mean" in s:
+            lines.append("%-12s bursty at %.1f queries/s (%d%% of the CPUs): p50 %.3f ms, p95 %.3f ms, "
+                         "p99 %.3f ms" % (x["configuration"], doc["bursty"]["rate"],
+                                          doc["bursty"]["utilisation_percent"], s["p50_ms_mean"],
+                                          s["p95_ms_mean"], s["p99_ms_mean"]))
         if "analytic_tps_mean" in s:
             lines.append("%-12s OLTP role at %s tps: p50 %.3f ms, p95 %.3f ms, p99 %.3f ms; "
                          "analytic role: %.2f tps" % (x["configuration"], doc.get("rate"), s["p50_ms_mean"],
@@ -44,7 +49,7 @@ def table(doc):
     for p in doc["paired"]:
         lines.append("paired %s/%s, %d clients: median %s ratio %.4f, 95%% CI [%.4f, %.4f] (bootstrap); "
                      "Welch p = %.3f" % (p["b"], p["a"], p["clients"],
-                                         PAIRED_METRICS[p.get("metric", "tps")], p["median_ratio"],
+                                         metric_label(doc, p.get("metric", "tps")), p["median_ratio"],
                                          p["ci95"][0], p["ci95"][1], p["welch_p"]))
     return "\n".join(lines) + "\n"
 
@@ -82,7 +87,7 @@ def plot(doc, path):
     ratios.set_xticks(range(len(doc["paired"])))
     ratios.set_xticklabels(["%s/%s\n%d cl.%s" % (p["b"], p["a"], p["clients"],
                                                  "" if p.get("metric", "tps") == "tps"
-                                                 else "\n" + PAIRED_METRICS[p["metric"]])
+                                                 else "\n" + metric_label(doc, p["metric"]))
                             for p in doc["paired"]], fontsize=8)
     ratios.set_ylabel("ratio of a pair of runs")
     ratios.set_title("paired ratios, median and 95% CI")

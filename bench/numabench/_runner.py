@@ -18,7 +18,7 @@ from . import _system
 from ._system import (Machine, cmd_reset, cmd_tune, read, saved_state,
     system_items, write)
 from ._cluster import Cluster, pg_dirs
-from ._workloads import TWO_ROLES, load_data, stage_workloads, workload_files
+from ._workloads import TWO_ROLES, bursty_rate, load_data, size_bursts, stage_workloads, workload_files
 from ._config import parse_config, system_overview
 from ._evidence import (CpuSampler, allowed, node_cpus, numasched_counters, numastat_delta,
     parse_cpu_list, read_numastat, sample_server)
@@ -48,6 +48,10 @@ def one_run(cluster, args, clients, workdir, tag, duration=None):
     cpu = CpuSampler(Machine(args.sysfs), None if pgbench_cpus is None else server_cpus | pgbench_cpus)
     cpu.start()
     streams = []
+    if args.workload == "bursty":
+        # open loop: queries start at random times, at a rate that keeps
+        # --utilisation of the CPUs busy, whether or not earlier ones ended
+        streams = ["-R", "%.2f" % args.bursty_rate, "-D", "burst_rows=%d" % args.burst_rows]
     if args.workload == "two-roles":
         # the analytic role's stream beside the OLTP role's, for as long
         streams = ["-U", TWO_ROLES[0], "-R", str(args.rate)]
@@ -60,7 +64,7 @@ def one_run(cluster, args, clients, workdir, tag, duration=None):
                         + workload_files(args.workload, args.oltp_weight, args.analytic_weight,
                                          args.workload_dir),
                         cpus=args.pgbench_cpus)
-    if streams:
+    if args.workload == "two-roles":
         analytic_out, analytic_err = analytic.communicate()
         if analytic.returncode not in (0, 2) or "tps = " not in analytic_out:
             raise RuntimeError("the analytic pgbench on %s failed: %s" % (
@@ -97,9 +101,11 @@ def one_run(cluster, args, clients, workdir, tag, duration=None):
         "logged_failures": failures,
     }
     if streams:
-        # tps, latency and percentiles above are the OLTP role's (at a fixed
-        # rate, measured from each transaction's scheduled start)
+        # at a fixed rate, latency is measured from each transaction's
+        # scheduled start; for two-roles, tps, latency and percentiles above
+        # are the OLTP role's
         result["p50_ms"] = percentile(latencies, 50)
+    if args.workload == "two-roles":
         result["analytic_tps"] = parse_summary(analytic_out)["tps"]
     return result
 
@@ -184,6 +190,15 @@ def cmd_run(args):
             c.apply_role_settings()
             if "numasched" in c.settings.get("shared_preload_libraries", ""):
                 c.psql("CREATE EXTENSION IF NOT EXISTS numasched")
+        if args.workload == "bursty":
+            # the same queries and rate for every configuration: sized on the
+            # first, for the CPUs its postmaster may use
+            args.burst_rows = size_bursts(clusters[0], args.burst_ms, args.workload_dir)
+            server_cpus = len(parse_cpu_list((allowed(clusters[0].postmaster_pid()) or {}).get("cpus")) or
+                              os.sched_getaffinity(0))
+            args.bursty_rate = bursty_rate(args.utilisation, args.burst_ms, server_cpus)
+            log("bursty: %d rows per query for about %d ms, %.1f queries/s for %d%% of %d CPUs" % (
+                args.burst_rows, args.burst_ms, args.bursty_rate, args.utilisation, server_cpus))
         results = [{"configuration": c.name, "clients": n, "runs": []} for n in clients for c in clusters]
         if args.warmup > 0:
             for c in clusters:
@@ -196,6 +211,9 @@ def cmd_run(args):
             "pgbench_args": args.pgbench_args,
             "rate": args.rate if args.workload == "two-roles" else None,
             "analytic_clients": args.analytic_clients if args.workload == "two-roles" else None,
+            "bursty": {"utilisation_percent": args.utilisation, "burst_ms": args.burst_ms,
+                       "burst_rows": args.burst_rows, "rate": args.bursty_rate}
+            if args.workload == "bursty" else None,
             "weights": {"oltp": args.oltp_weight, "analytic": args.analytic_weight}
             if args.workload == "mixed" else None,
             "system": system_overview(args, bindir, items),
@@ -219,7 +237,8 @@ def cmd_run(args):
                         json.dump(doc, f, indent=1)
         for x in results:
             x["summary"] = summarise(x["runs"], args.trim)
-        metrics = ("p99_ms", "analytic_tps") if args.workload == "two-roles" else ("tps",)
+        metrics = {"two-roles": ("p99_ms", "analytic_tps"),
+                   "bursty": ("p99_ms", "p50_ms", "tps")}.get(args.workload, ("tps",))
         pairs = [paired(results, names[0], other, n, m) for n in clients for other in names[1:]
                  for m in metrics] if args.runs >= 2 and len(names) >= 2 else []
         doc["paired"] = pairs

@@ -19,9 +19,10 @@ def summarise(runs, do_trim):
     }
     kept, dropped = trim(tps) if do_trim else (tps, [])
     out.update({"tps_mean_trimmed": mean(kept), "tps_cv_trimmed": cv(kept), "dropped_tps": dropped})
+    if all("p50_ms" in r for r in runs):
+        out["p50_ms_mean"] = mean([r["p50_ms"] for r in runs])
     if all("analytic_tps" in r for r in runs):
-        out.update({"p50_ms_mean": mean([r["p50_ms"] for r in runs]),
-                    "analytic_tps_mean": mean([r["analytic_tps"] for r in runs])})
+        out["analytic_tps_mean"] = mean([r["analytic_tps"] for r in runs])
     for r in runs:
         r["dropped"] = False
     for value in dropped:
@@ -84,7 +85,13 @@ def numa_line(summary):
 
 # what a pair of runs is compared on: tps, and for two-roles the OLTP role's
 # p99 latency (at its fixed rate, its tps is the rate) and the analytic role's tps
-PAIRED_METRICS = {"tps": "tps", "p99_ms": "OLTP p99 latency", "analytic_tps": "analytic tps"}
+PAIRED_METRICS = {"tps": "tps", "p99_ms": "p99 latency", "p50_ms": "p50 latency", "analytic_tps": "analytic tps"}
+
+
+def metric_label(doc, metric):
+    """What a paired ratio compares; two-roles' latencies are the OLTP role's."""
+    label = PAIRED_METRICS[metric]
+    return "OLTP " + label if doc.get("workload") == "two-roles" and metric.endswith("_ms") else label
 
 
 def paired(results, first, second, clients, metric="tps"):

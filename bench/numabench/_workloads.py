@@ -4,9 +4,10 @@ import os
 import shutil
 
 from ._common import WORKLOAD_DIR
+from ._pgbench import parse_summary
 
 
-WORKLOADS = ("oltp-ro", "tpcb", "analytic", "mixed", "two-roles")
+WORKLOADS = ("oltp-ro", "tpcb", "analytic", "mixed", "two-roles", "bursty")
 
 # two-roles: the OLTP stream's role and the analytic stream's, each its own
 # pgbench at once, so that a configuration can give each a workload class
@@ -37,8 +38,28 @@ def workload_files(workload, oltp_weight, analytic_weight, wdir=WORKLOAD_DIR):
         return ["-f", q1 + "@1", "-f", join + "@1"]
     if workload == "two-roles":
         return ["-f", ro]
+    if workload == "bursty":
+        return ["-f", os.path.join(wdir, "bursty.sql")]
     return ["-f", "%s@%d" % (ro, oltp_weight), "-f", "%s@%d" % (q1, analytic_weight),
             "-f", "%s@%d" % (join, analytic_weight)]
+
+
+def size_bursts(cluster, burst_ms, wdir=WORKLOAD_DIR):
+    """burst_rows for bursty's query to take about burst_ms alone on this
+    cluster: timed once at 200,000 rows (one client, 20 queries), scaled."""
+    probe = 200000
+    r = cluster.pgbench(["-n", "-c", "1", "-j", "1", "-t", "20", "-D", "burst_rows=%d" % probe,
+                         "-f", os.path.join(wdir, "bursty.sql")])
+    if r.returncode or "latency average" not in r.stdout:
+        raise RuntimeError("sizing bursty's query failed: " + (r.stderr or r.stdout).strip()[-2000:])
+    latency_ms = parse_summary(r.stdout)["latency_avg_ms"]
+    return max(1000, int(probe * burst_ms / max(latency_ms, 0.001)))
+
+
+def bursty_rate(utilisation, burst_ms, cpus):
+    """pgbench -R for bursty: queries of burst_ms arriving at random so that,
+    on average, they keep utilisation percent of the server's CPUs busy."""
+    return utilisation / 100.0 * cpus * 1000.0 / burst_ms
 
 
 def analytic_rows(scale):

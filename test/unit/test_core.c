@@ -7,6 +7,8 @@
  * Broken trees are made here, in a temporary directory.  Output is TAP.
  */
 #define _GNU_SOURCE
+#include "ns_cpustat.h"
+#include "ns_lend.h"
 #include "ns_numa_maps.h"
 #include "ns_policy.h"
 #include "tap.h"
@@ -597,6 +599,109 @@ test_cross_node_rule(void)
 	ns_topology_free(topo);
 }
 
+/* ---- lending idle CPUs ----------------------------------------------------- */
+
+/*
+ * One tick of 10 ms; idle per group in ms; "waited": each group without an
+ * idle CPU had its processes wait 5 ms (else none waited).
+ */
+static int
+lend_tick(const ns_plan *plan, const ns_settings *s, ns_lending *l, bool waited,
+		  const int *idle_ms, int *changed)
+{
+	uint64_t	idle_us[64] = {0};
+	uint64_t	waited_us[64] = {0};
+
+	for (int g = 0; g < plan->ngroups; g++)
+	{
+		idle_us[g] = (uint64_t) idle_ms[g] * 1000;
+		waited_us[g] = idle_ms[g] == 0 ? 5000 : 0;
+	}
+	return ns_lend_tick(plan, s, idle_us, waited ? waited_us : NULL, 10000, l, changed);
+}
+
+static void
+test_lending(void)
+{
+	ns_topology *topo = load("epyc-nps2", NULL);
+	ns_plan    *plan = plan_of(topo, 2);	/* 2 groups of 32 CPUs per node; node 0-1 and 2-3 near (12) */
+	ns_settings s;
+	ns_lending	l;
+	int			changed[64];
+	int			n;
+
+	ns_settings_default(&s);
+	tap_ok(plan && plan->ngroups == 8 && ns_lending_alloc(plan->ngroups, &l), "lending: a plan of 8 groups");
+
+	{
+		int			idle[8] = {0, 10, 320, 320, 320, 320, 320, 320};
+
+		n = lend_tick(plan, &s, &l, false, idle, changed);
+		tap_ok(n == 0 && l.lender[0] < 0, "lending: no work waited, nothing is lent");
+		{
+			uint64_t	idle_us[8] = {0, 10000, 320000, 320000, 320000, 320000, 320000, 320000};
+			uint64_t	waited_us[8] = {900, 0, 0, 0, 0, 0, 0, 0};
+
+			n = ns_lend_tick(plan, &s, idle_us, waited_us, 10000, &l, changed);
+			tap_ok(n == 0, "lending: a busy group whose processes waited under a tenth of the tick borrows nothing");
+		}
+		n = lend_tick(plan, &s, &l, true, idle, changed);
+		tap_ok(n == 1 && changed[0] == 0 && l.lender[0] == 1,
+			   "lending: group 0, busy while work waits, borrows group 1 of its own node before the idler groups of other nodes");
+	}
+	{
+		int			idle[8] = {0, 0, 0, 0, 0, 0, 0, 300};
+
+		ns_lending_reset(&l);
+		n = lend_tick(plan, &s, &l, true, idle, changed);
+		tap_ok(n == 7 && l.lender[0] == 7 && l.lender[6] == 7,
+			   "lending: with everything near busy, each busy group borrows the one idle group, far or near");
+		s.max_steal_distance = 12;
+		ns_lending_reset(&l);
+		n = lend_tick(plan, &s, &l, true, idle, changed);
+		tap_ok(n == 3 && l.lender[0] < 0 && l.lender[4] == 7 && l.lender[6] == 7,
+			   "lending: never beyond max_steal_distance (12: only nodes 2 and 3 reach group 7)");
+		s.max_steal_distance = 0;
+	}
+	{
+		int			busy[8] = {0, 10, 320, 320, 320, 320, 320, 320};
+		int			some[8] = {0, 50, 320, 320, 320, 320, 320, 320};	/* 5 of 64 CPUs idle */
+		int			spare[8] = {320, 320, 320, 320, 320, 320, 320, 320};
+		int			ticks = 0;
+
+		ns_lending_reset(&l);
+		lend_tick(plan, &s, &l, true, busy, changed);
+		for (int i = 0; i < 100; i++)
+			lend_tick(plan, &s, &l, true, some, changed);
+		tap_ok(l.lender[0] == 1, "lending: kept while it and its lender leave less than a lender's worth idle");
+		do
+		{
+			n = lend_tick(plan, &s, &l, false, spare, changed);
+			ticks++;
+		} while (n == 0 && ticks < 100);
+		tap_ok(n == 1 && changed[0] == 0 && l.lender[0] < 0 && ticks * 10000 <= NS_LEND_RETURN_WINDOW_US,
+			   "lending: given back once the two left a lender's worth of CPU idle for a window (%d ticks)", ticks);
+	}
+	{
+		char		stat[] = "cpu  10 0 10 500 5 0 0 0 0 0\n"
+			"cpu0 5 0 5 300 2 0 0 0 0 0\ncpu2 5 0 5 200 3 0 0 0 0 0\nintr 12 0 0\n";
+		uint64_t	idle_us[4] = {7, 7, 7, 7};
+		uint64_t	total = 0;
+
+		tap_ok(ns_parse_stat_idle(stat, idle_us, 4, 100) && idle_us[0] == 3020000 &&
+			   idle_us[1] == 7 && idle_us[2] == 2030000,
+			   "cpustat: idle and iowait per CPU, in microseconds; an offline CPU left as it was");
+		tap_ok(!ns_parse_stat_idle("cpu0 x\n", idle_us, 4, 100), "cpustat: a malformed line is refused");
+		tap_ok(ns_parse_pressure_some("some avg10=0.00 avg60=0.00 avg300=0.00 total=123456\n"
+									  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", &total) &&
+			   total == 123456, "cpustat: PSI's some total");
+		tap_ok(!ns_parse_pressure_some("full avg10=0.00 total=5\n", &total), "cpustat: no some line refused");
+	}
+	ns_lending_free(&l);
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+}
+
 /* ---- workload classes ---------------------------------------------------- */
 
 static int
@@ -824,5 +929,6 @@ main(int argc, char **argv)
 	test_classes();
 	test_cross_node_rule();
 	test_numa_maps();
+	test_lending();
 	return tap_done();
 }

@@ -67,6 +67,10 @@ if wanted interleave; then
 		echo "$was" > "$thp"
 	fi
 fi
+# idle CPUs lent to a burst, and given back (with AutoNUMA on, Debian's default)
+if wanted lending; then
+	tap test/vm/t/050_lending.pl || status=1
+fi
 # the locality probe once with AutoNUMA on (Debian's default) and once off:
 # only root can switch it
 if wanted locality; then

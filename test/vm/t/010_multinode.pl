@@ -109,7 +109,10 @@ sub memory_policy
 	return ($line // '') =~ /^\S+ (\S+)/ ? $1 : '';
 }
 
+# lending (050_lending.pl) off: these checks pin down placement, moves and
+# memory, which a lent burst would blur
 my $node = numasched_cluster('multinode', qq{
+numasched.lend_idle_cpus = off
 numasched.rebalance_interval = 0
 numasched.log_placements = on
 log_min_messages = debug1

@@ -1,0 +1,298 @@
+/*
+ * lending.c - idle CPUs lent, within milliseconds, to groups whose work waits
+ *
+ * While numasched.lend_idle_cpus is on and there are groups to lend between,
+ * the scheduler ticks here every NUMASCHED_LEND_TICK_MS.  A tick asks PSI
+ * whether any work waited for a CPU since the last one (one pread); only
+ * then, or while something is lent, it reads every CPU's idle time
+ * (/proc/stat) and lets the core (ns_lend.c) decide which busy group borrows
+ * which idle one, and when it gives back.  A borrowing group's processes are
+ * bound to its CPUs and the lender's, each as far as its class may reach,
+ * and the kernel, balancing at every wakeup, runs the waiting work on the
+ * idle CPU; placement binds a newcomer of the group the same way.  Nothing
+ * is migrated: a process's home stays where it is, and so does its memory
+ * (memory.c allocates it on the home node while it may run elsewhere).
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "numasched.h"
+#include "ns_cpustat.h"
+#include "ns_lend.h"
+
+#define NUMASCHED_LEND_TICK_MS 10
+
+static ns_lending lending;
+static ns_cpustat cpustat = {-1, -1, NULL, 0};
+static bool cpustat_tried = false;
+static bool cpustat_usable = false;
+static uint64 *cpu_idle_us;		/* per CPU, at the last read */
+static uint64 *cpu_idle_now;
+static uint64 *group_idle_us;
+static uint64 *group_waited_us;
+
+/* per slot: the time its process had waited for a CPU when last read */
+typedef struct wait_sample
+{
+	pid_t		pid;
+	uint64		waited_ns;
+	TimestampTz at;
+} wait_sample;
+static wait_sample *waits;
+static int *changed;
+static bool *group_changed;
+static TimestampTz idle_read_at = 0;	/* 0: no read to compare with */
+static TimestampTz last_tick = 0;
+static uint64 waited_us = 0;
+static uint32 lending_generation;
+static int	borrowers = 0;			/* groups borrowing now */
+
+static int	ncpu_ids;			/* the highest usable CPU id + 1 */
+
+static bool
+open_cpustat(void)
+{
+	char		err[NS_ERRLEN];
+
+	if (cpustat_tried)
+		return cpustat_usable;
+	cpustat_tried = true;
+	if (!ns_cpustat_open(&cpustat, err, sizeof(err)))
+	{
+		ereport(LOG,
+				(errmsg("numasched cannot lend idle CPUs"),
+				 errdetail_from_core(err)));
+		return false;
+	}
+	if (cpustat.pressure_fd < 0)
+		ereport(LOG,
+				(errmsg("numasched reads every CPU's idle time at each lending tick"),
+				 errdetail("/proc/pressure/cpu cannot be read (a kernel without PSI, or psi=0), so it cannot tell quickly that no work waited.")));
+	cpustat_usable = true;
+	return true;
+}
+
+/*
+ * Binds the processes of the groups marked in group_changed to their
+ * group's CPUs and their lender's; lock held.
+ */
+static void
+rebind_changed_groups_locked(void)
+{
+	const ns_plan *plan = numasched_shared_plan();
+
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+		int			lender;
+		ns_cpuset	cpus;
+
+		if (slot->group < 0 || !slot->bound || !group_changed[slot->group])
+			continue;
+		lender = numasched_lender_for_locked(slot->group, numasched_slot_reach(slot));
+		if (lender == slot->lent_group)
+			continue;
+		cpus = slot->cpus;
+		if (lender >= 0)
+			ns_cpuset_or(&cpus, &cpus, &plan->groups[lender].cpus);
+		if (numasched_bind_slot_locked(slot, &cpus))
+			slot->lent_group = lender;
+	}
+}
+
+void
+numasched_lend_start(void)
+{
+	int			max_groups = Max(numasched_state->max_groups, 1);
+
+	for (int cpu = ns_cpuset_next(&numasched_machine->usable, 0); cpu >= 0;
+		 cpu = ns_cpuset_next(&numasched_machine->usable, cpu + 1))
+		ncpu_ids = cpu + 1;
+	if (!ns_lending_alloc(max_groups, &lending))
+		elog(ERROR, "out of memory");
+	cpu_idle_us = MemoryContextAllocZero(TopMemoryContext, Max(ncpu_ids, 1) * sizeof(uint64));
+	cpu_idle_now = MemoryContextAllocZero(TopMemoryContext, Max(ncpu_ids, 1) * sizeof(uint64));
+	group_idle_us = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(uint64));
+	group_waited_us = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(uint64));
+	waits = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(wait_sample));
+	changed = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(int));
+	group_changed = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(bool));
+	lending_generation = numasched_state->generation;
+	/* what a scheduler before this one lent is given back */
+	numasched_end_lending();
+}
+
+void
+numasched_end_lending(void)
+{
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	for (int g = 0; g < numasched_state->ngroups; g++)
+	{
+		group_changed[g] = numasched_group_lender[g] >= 0;
+		if (group_changed[g])
+			numasched_count(STAT_LEND_RETURNS, 1);
+		numasched_group_lender[g] = -1;
+	}
+	/* and any process still lent CPUs, by a scheduler that ran before us */
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+		if (numasched_slots[i].lent_group >= 0 && numasched_slots[i].group >= 0)
+			group_changed[numasched_slots[i].group] = true;
+	rebind_changed_groups_locked();
+	numasched_release();
+	ns_lending_reset(&lending);
+	borrowers = 0;
+}
+
+/* Lends and takes back what the core decided, unless the groups changed. */
+static void
+apply_changes(int n)
+{
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	if (numasched_state->generation != lending_generation)
+	{
+		/* a regroup ended all lending (regroup.c) */
+		numasched_release();
+		ns_lending_reset(&lending);
+		borrowers = 0;
+		lending_generation = numasched_state->generation;
+		return;
+	}
+	memset(group_changed, 0, numasched_state->ngroups * sizeof(bool));
+	for (int i = 0; i < n; i++)
+	{
+		int			g = changed[i];
+
+		group_changed[g] = true;
+		numasched_group_lender[g] = lending.lender[g];
+		borrowers += lending.lender[g] >= 0 ? 1 : -1;
+		numasched_count(lending.lender[g] >= 0 ? STAT_LENDS : STAT_LEND_RETURNS, 1);
+	}
+	rebind_changed_groups_locked();
+	numasched_release();
+}
+
+/*
+ * Sums into group_waited_us how long the processes of each group with no
+ * idle CPU waited for one since they were last looked at, a few ticks ago at
+ * most (a first look only starts the count).  Unlocked peeks at the slots: a
+ * stale group costs one tick's decision at worst.
+ */
+static void
+find_waiting_groups(TimestampTz now, uint64 tick_us, int ngroups)
+{
+	TimestampTz recent = now - 3 * Max(tick_us, NUMASCHED_LEND_TICK_MS * 1000);
+
+	memset(group_waited_us, 0, ngroups * sizeof(uint64));
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+		wait_sample *w = &waits[i];
+		pid_t		pid = slot->pid;
+		int			g = slot->group;
+		uint64		ran_ns,
+					waited_ns;
+
+		if (pid == 0 || g < 0 || g >= ngroups || group_idle_us[g] * 10 >= tick_us ||
+			group_waited_us[g] * 10 >= tick_us || lending.lender[g] >= 0)
+			continue;			/* idle, known to wait, or borrowing already */
+		if (!numasched_read_schedstat(i, pid, &ran_ns, &waited_ns))
+			continue;
+		if (w->pid == pid && w->at >= recent && waited_ns > w->waited_ns)
+			group_waited_us[g] += (waited_ns - w->waited_ns) / 1000;
+		w->pid = pid;
+		w->waited_ns = waited_ns;
+		w->at = now;
+	}
+}
+
+long
+numasched_lend_tick(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	const ns_plan *plan;
+	ns_settings settings;
+	uint64		tick_us;
+	uint64		waited_now;
+	bool		waited;
+	bool		some_idle = false;
+	int			ngroups;
+	int			n;
+
+	if (!numasched_enabled || !numasched_lend_idle_cpus || numasched_state->ngroups < 2 ||
+		numasched_next_slot(0) < 0)
+	{
+		if (borrowers > 0)
+			numasched_end_lending();
+		idle_read_at = 0;
+		return -1;
+	}
+	if (!open_cpustat())
+		return -1;
+	if (now < TimestampTzPlusMilliseconds(last_tick, NUMASCHED_LEND_TICK_MS))
+		return Max(1, (TimestampTzPlusMilliseconds(last_tick, NUMASCHED_LEND_TICK_MS) - now) / 1000);
+	last_tick = now;
+
+	/* no work waited anywhere, nothing lent: nothing to do */
+	waited = !ns_cpustat_waited(&cpustat, &waited_now) || waited_now > waited_us;
+	waited_us = waited_now;
+	if (!waited && borrowers == 0)
+	{
+		idle_read_at = 0;
+		return NUMASCHED_LEND_TICK_MS;
+	}
+	if (!ns_cpustat_idle(&cpustat, cpu_idle_now, ncpu_ids))
+		return NUMASCHED_LEND_TICK_MS;
+	/*
+	 * Idle time since the last read, which was one tick ago unless the
+	 * scheduler was held up (a long pass, a busy machine); a first read is
+	 * compared at the next.
+	 */
+	tick_us = idle_read_at > 0 ? now - idle_read_at : 0;
+	if (tick_us == 0)
+	{
+		memcpy(cpu_idle_us, cpu_idle_now, ncpu_ids * sizeof(uint64));
+		idle_read_at = now;
+		return NUMASCHED_LEND_TICK_MS;
+	}
+
+	LWLockAcquire(numasched_state->lock, LW_SHARED);
+	plan = numasched_shared_plan();
+	if (lending_generation != numasched_state->generation)
+	{
+		ns_lending_reset(&lending);
+		borrowers = 0;
+		lending_generation = numasched_state->generation;
+	}
+	ngroups = plan->ngroups;
+	for (int g = 0; g < ngroups; g++)
+	{
+		group_idle_us[g] = 0;
+		for (int cpu = ns_cpuset_next(&plan->groups[g].cpus, 0); cpu >= 0;
+			 cpu = ns_cpuset_next(&plan->groups[g].cpus, cpu + 1))
+			if (cpu_idle_now[cpu] > cpu_idle_us[cpu])
+				group_idle_us[g] += cpu_idle_now[cpu] - cpu_idle_us[cpu];
+		if (group_idle_us[g] * 2 >= tick_us)
+			some_idle = true;
+	}
+	LWLockRelease(numasched_state->lock);
+	memcpy(cpu_idle_us, cpu_idle_now, ncpu_ids * sizeof(uint64));
+	idle_read_at = now;
+
+	/*
+	 * Whose processes waited: looked at only while some CPU idles (else
+	 * nothing can be lent) and only in groups with no idle CPU.
+	 */
+	if (waited && some_idle)
+		find_waiting_groups(now, tick_us, ngroups);
+
+	LWLockAcquire(numasched_state->lock, LW_SHARED);
+	numasched_settings(&settings);
+	n = ns_lend_tick(plan, &settings, group_idle_us, waited && some_idle ? group_waited_us : NULL,
+					 tick_us, &lending, changed);
+	LWLockRelease(numasched_state->lock);
+	if (n > 0)
+		apply_changes(n);
+	return NUMASCHED_LEND_TICK_MS;
+}

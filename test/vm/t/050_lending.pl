@@ -1,0 +1,152 @@
+# Lending in a VM with emulated nodes (test/vm/run.sh 2): one busy backend
+# more than its node has CPUs runs on the other node's idle CPU within
+# milliseconds, as the kernel alone would run it, while its private pages stay
+# at home; after the burst it is back home within a second.  Every answer is
+# the kernel's: the CPU a process last ran on (/proc/PID/stat),
+# Cpus_allowed_list, numa_maps.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use List::Util qw(sum);
+use Time::HiRes qw(time usleep);
+use lib 'test/t';
+use NumaschedTest;
+
+my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
+plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
+my %node_of_cpu;
+my %cpus_of_node;
+for my $n (@nodes)
+{
+	$cpus_of_node{$n} = slurp_file("/sys/devices/system/node/node$n/cpulist") =~ s/\s+//gr;
+	for (split /,/, $cpus_of_node{$n})
+	{
+		my ($a, $b) = split /-/;
+		$node_of_cpu{$_} = $n for $a .. ($b // $a);
+	}
+}
+my ($home) = grep { $cpus_of_node{$_} ne '' } @nodes;
+my $width = cpu_count($cpus_of_node{$home});
+my $burst = 8;    # seconds of each burst: long enough to look at it under emulation
+
+# no rebalancing: what leaves home here is lent, not moved
+my $node = numasched_cluster('lending', qq{
+numasched.rebalance_interval = 0
+numasched.log_placements = on
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION numasched');
+
+# Starts one busy backend more than the home node has CPUs, all moved there
+# (no workload class: numasched.nodes would keep them on it), and waits until
+# each is running.
+sub start_burst
+{
+	my @sessions = map { $node->background_psql('postgres') } 0 .. $width;
+	my @pids = map { $_->query_safe('SELECT pg_backend_pid()') } @sessions;
+	$_->query_safe("SELECT numasched_move(pg_backend_pid(), $home)") for @sessions;
+	# a statement once they have lived a second: they adopt their node's
+	# memory policy and bring their memory home (as 010_multinode.pl's settle)
+	sleep 2;
+	$_->query_safe('SELECT 1') for @sessions;
+	# busy for $burst s of the clock, then done (a cancel would end the session)
+	$_->query_until(qr/started/, "\\echo started\nDO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '$burst s' LOOP END LOOP; END \$\$;\n")
+	  for @sessions;
+	return (\@sessions, \@pids);
+}
+
+# waits for the end of the burst
+sub end_of_burst
+{
+	my ($sessions) = @_;
+	$_->query_safe('SELECT 1') for @$sessions;
+}
+
+sub running
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return 0;
+	my $stat = <$fh>;
+	return (split ' ', substr($stat, rindex($stat, ')') + 2))[0] eq 'R';
+}
+
+# --- a burst: the waiting work gets the other node's idle CPU -------------------
+my $returns = $node->safe_psql('postgres', 'SELECT lend_returns FROM numasched_stats');
+my ($sessions, $pids) = start_burst();
+my $migrated = $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats');
+my $all_running = wait_until(sub { !grep { !running($_) } @$pids }, 60);
+ok($all_running, (1 + $width) . " busy backends on node $home ($cpus_of_node{$home}): all runnable");
+my $t0 = time();
+my ($visitor, $after);
+while (time() - $t0 < 10 && !defined $visitor)
+{
+	for my $pid (@$pids)
+	{
+		my $cpu = last_cpu($pid);
+		if (defined $cpu && $node_of_cpu{$cpu} != $home)
+		{
+			($visitor, $after) = ($pid, time() - $t0);
+			last;
+		}
+	}
+	usleep(2_000);
+}
+ok(defined $visitor, 'a busy backend runs on a CPU of another node');
+note(sprintf('backend %d ran off node %d %.0f ms after all were runnable', $visitor // 0, $home, 1000 * ($after // 0)));
+cmp_ok($after // 99, '<=', 0.1, 'within 100 ms of the burst (the kernel alone: at the next wakeup or balance)');
+BAIL_OUT('no backend left its node: nothing more to look at') unless defined $visitor;
+my ($lent, $group_cpus) = split /\|/, $node->safe_psql('postgres',
+	"SELECT lent_cpus, cpus FROM numasched_processes WHERE pid = $visitor");
+is($node->safe_psql('postgres', "SELECT node FROM numasched_processes WHERE pid = $visitor"), $home,
+	'its home stays where it was');
+is(kernel_cpus($visitor), $group_cpus, "the view shows the CPUs the kernel has ($group_cpus)");
+isnt($lent // '', '', "and which of them are lent ($lent)");
+cmp_ok($node->safe_psql('postgres', 'SELECT lends FROM numasched_stats'), '>=', 1, 'numasched_stats counts the lend');
+
+# its memory: allocated at home, nothing migrated for the visit
+sleep 2;
+my %pages = private_pages($visitor);
+my $total = sum(values %pages) || 1;
+my $share = 100 * ($pages{$home} // 0) / $total;
+cmp_ok($share, '>=', 99, sprintf('the visitor\'s private pages stay on node %d (%s)', $home,
+	join(' ', map { "N$_=$pages{$_}" } sort keys %pages)));
+open(my $maps, '<', "/proc/$visitor/numa_maps") or die;
+my ($heap) = grep { /\bheap\b/ } <$maps>;
+like($heap // '', qr/^\S+ prefer:$home /, "its memory policy names its home node, wherever it runs (prefer:$home: "
+	  . (($heap // '') =~ /^\S+ (\S+)/)[0] . ')');
+is($node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats'), $migrated,
+	'and nothing was migrated for the visit');
+
+# --- after the burst: home within a second ---------------------------------------
+end_of_burst($sessions);
+my $t1 = time();
+my $home_again = wait_until(sub {
+	!grep { (kernel_cpus($_) // '') ne $cpus_of_node{$home} } @$pids }, 10);
+my $took = time() - $t1;
+ok($home_again, "after the burst every backend is bound to node $home alone again ("
+	  . join(' ', map { "$_:" . (kernel_cpus($_) // '?') } @$pids) . ')');
+cmp_ok($took, '<=', 1, sprintf('within a second (%.0f ms; the return window is 200 ms)', 1000 * $took));
+cmp_ok($node->safe_psql('postgres', 'SELECT lend_returns FROM numasched_stats'), '>', $returns,
+	'numasched_stats counts the return');
+note('lends, returns: ' . $node->safe_psql('postgres', "SELECT lends || ', ' || lend_returns FROM numasched_stats"));
+$_->quit for @$sessions;
+
+# --- lend_idle_cpus = off: the same burst stays home -----------------------------
+$node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.lend_idle_cpus = off');
+$node->reload;
+($sessions, $pids) = start_burst();
+wait_until(sub { !grep { !running($_) } @$pids }, 60);
+my $stayed = 1;
+for (1 .. 50)
+{
+	$stayed &&= !grep { (kernel_cpus($_) // '') ne $cpus_of_node{$home} } @$pids;
+	usleep(20_000);
+}
+ok($stayed, 'lend_idle_cpus = off: the burst keeps node ' . $home . ' for a second (hard binding)');
+end_of_burst($sessions);
+$_->quit for @$sessions;
+
+$node->stop;
+done_testing();
