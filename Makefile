@@ -25,7 +25,7 @@ PROVE_TESTS = test/t/*.pl
 
 # numasched-plan: the same core, linked without PostgreSQL
 PLAN_OBJS = src/numasched_plan.o src/plan_common.o src/plan_simulate.o src/sim_trace.o src/sim_replay.o \
-	src/plan_bench.o
+	src/plan_bench.o src/sim_burst.o src/plan_bursts.o
 EXTRA_CLEAN = numasched-plan $(PLAN_OBJS) tmp_check tmp_regress results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
@@ -35,7 +35,7 @@ include $(PGXS)
 all: numasched-plan
 
 numasched-plan: $(CORE_OBJS) $(PLAN_OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -lm -o $@
 
 install: install-plan
 uninstall: uninstall-plan

@@ -194,9 +194,9 @@ find_waiting_groups(TimestampTz now, uint64 tick_us, int ngroups)
 		uint64		ran_ns,
 					waited_ns;
 
-		if (pid == 0 || g < 0 || g >= ngroups || group_idle_us[g] * 10 >= tick_us ||
-			group_waited_us[g] * 10 >= tick_us || lending.lender[g] >= 0)
-			continue;			/* idle, known to wait, or borrowing already */
+		if (pid == 0 || g < 0 || g >= ngroups || group_idle_us[g] * 2 >= tick_us ||
+			group_waited_us[g] * 10 >= tick_us)
+			continue;			/* idle, or known to wait */
 		if (!numasched_read_schedstat(i, pid, &ran_ns, &waited_ns))
 			continue;
 		if (w->pid == pid && w->at >= recent && waited_ns > w->waited_ns)
@@ -282,7 +282,8 @@ numasched_lend_tick(void)
 
 	/*
 	 * Whose processes waited: looked at only while some CPU idles (else
-	 * nothing can be lent) and only in groups with no idle CPU.
+	 * nothing can be lent) and only in groups with less than half a CPU
+	 * idle.
 	 */
 	if (waited && some_idle)
 		find_waiting_groups(now, tick_us, ngroups);

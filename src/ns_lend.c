@@ -43,13 +43,15 @@ ns_lending_reset(ns_lending *lending)
 }
 
 /*
- * Its processes waited for a tenth of the tick, and no CPU of the group was
- * idle that long: its work waits for want of a CPU.
+ * Its processes waited for a tenth of the tick, and its CPUs were idle for
+ * less than half of it (inside a group the kernel runs what waits on the
+ * first CPU that idles: the two came at different moments): its work waits
+ * for want of a CPU.
  */
 static bool
 group_waits(const uint64_t *idle_us, const uint64_t *waited_us, int g, uint64_t tick_us)
 {
-	return waited_us[g] * 10 >= tick_us && idle_us[g] * 10 < tick_us;
+	return waited_us[g] * 10 >= tick_us && idle_us[g] * 2 < tick_us;
 }
 
 /* A CPU of the group idle for half the tick at least: it can lend. */
@@ -119,15 +121,20 @@ ns_lend_tick(const ns_plan *plan, const ns_settings *settings,
 	}
 	if (waited_us == NULL)
 		return n;
-	/* a group whose CPUs were all busy while its work waited borrows */
+	/*
+	 * A group whose CPUs were all busy while its work waited borrows; one
+	 * that still waits with a lender that had no CPU idle either turns to
+	 * another.
+	 */
 	for (int g = 0; g < plan->ngroups && g < lending->ngroups; g++)
 	{
-		int			lender;
+		int			lender = lending->lender[g];
 
-		if (lending->lender[g] >= 0 || !group_waits(idle_us, waited_us, g, tick_us))
+		if (!group_waits(idle_us, waited_us, g, tick_us) ||
+			(lender >= 0 && group_idle(idle_us, lender, tick_us)))
 			continue;
 		lender = nearest_idle_group(plan, settings, g, idle_us, tick_us);
-		if (lender < 0)
+		if (lender < 0 || lender == lending->lender[g])
 			continue;
 		lending->lender[g] = lender;
 		lending->spare_us[g] = lending->window_us[g] = 0;

@@ -5,7 +5,8 @@
  * its group, but a group whose CPUs were all busy while its processes waited
  * for a CPU borrows the nearest group in reach that had a CPU idle: they may
  * run on the lender's CPUs too, and the kernel, balancing at every wakeup,
- * gives the waiting work the idle CPU.  The group gives the CPUs back once it
+ * gives the waiting work the idle CPU.  A borrower that still waits while
+ * its lender has no idle CPU either turns to another lender.  The group gives the CPUs back once it
  * and its lender together left a lender's worth of CPU idle for a while: its
  * own CPUs would have held its work.
  */

@@ -4,6 +4,7 @@
  *   numasched-plan topology [--sysfs ROOT] [--cpus LIST] [--groups-per-node N] [--json]
  *   numasched-plan simulate [...]
  *   numasched-plan bench [...]
+ *   numasched-plan bursts [...]
  *
  * It links the same core as the extension, so what it prints is what the
  * server would use.  Errors are one line on stderr and exit status 2.
@@ -40,13 +41,23 @@ static const char usage_text[] =
 "      memory along (unless --no-migrate-memory)\n"
 "  numasched-plan bench [OPTION]... [--processes N] [--seed N]\n"
 "      time one placement decision and one rebalance pass\n"
+"  numasched-plan bursts [OPTION]... [--seed N] [--ticks N] [--sessions N]\n"
+"                        [--burst-ms N] [--utilisation PCT] [--workers N]\n"
+"                        [--parallel-rate PERMILLE] [--lend-every N]\n"
+"                        [--balance-every N] [--json]\n"
+"      sessions alternating CPU bursts and pauses, a tick a millisecond,\n"
+"      through numasched (groups, idle CPUs lent), linux (work conserving in\n"
+"      a node, between nodes every --balance-every ticks) and hard affinity;\n"
+"      headline: lost work, CPU time that waited while a CPU in reach idled\n"
+"      (one group per node unless --groups-per-node says otherwise)\n"
 "\n"
 "Options for every command:\n"
 "  --sysfs ROOT            read the topology below ROOT instead of /sys; then\n"
 "                          only --cpus restricts the CPUs, not our own mask\n"
 "  --cpus LIST             use only these CPUs (a simulated cpuset), e.g. 0-7,16\n"
 "  --nodes LIST            use only these nodes (numasched.nodes)\n"
-"  --groups-per-node N     CPU groups per node, 0 = one per LLC domain (default)\n"
+"  --groups-per-node N     CPU groups per node, 0 = one per LLC domain (default,\n"
+"                          but bursts: 1, the extension's default)\n"
 "  --max-steal-distance D  never place farther than SLIT distance D, 0 = no limit\n"
 "  --parallel MODE         parallel workers: compact (default) or spread\n"
 "  --help, --version\n"
@@ -177,7 +188,7 @@ main(int argc, char **argv)
 	const char *command;
 
 	if (argc < 2)
-		plan_fail("a command is needed: topology, simulate or bench (see numasched-plan --help)");
+		plan_fail("a command is needed: topology, simulate, bench or bursts (see numasched-plan --help)");
 	command = argv[1];
 	if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0)
 	{
@@ -206,6 +217,8 @@ main(int argc, char **argv)
 		return plan_simulate_main(argc, argv);
 	if (strcmp(command, "bench") == 0)
 		return plan_bench_main(argc, argv);
-	plan_fail("unknown command \"%s\": use topology, simulate or bench (see numasched-plan --help)",
+	if (strcmp(command, "bursts") == 0)
+		return plan_bursts_main(argc, argv);
+	plan_fail("unknown command \"%s\": use topology, simulate, bench or bursts (see numasched-plan --help)",
 			  command);
 }

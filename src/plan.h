@@ -57,10 +57,11 @@ int			plan_getopt(int argc, char **argv, const struct option *options);
 /* Reads the remaining arguments: any is an error. */
 void		plan_no_more_arguments(int optind, int argc, char **argv);
 
-/* The subcommands (numasched_plan.c, plan_simulate.c, plan_bench.c). */
+/* The subcommands (numasched_plan.c, plan_simulate.c, plan_bench.c, plan_bursts.c). */
 int			plan_topology_main(int argc, char **argv);
 int			plan_simulate_main(int argc, char **argv);
 int			plan_bench_main(int argc, char **argv);
+int			plan_bursts_main(int argc, char **argv);
 
 /* The name of a node index, and a group's CPUs, for printing. */
 const char *plan_cpus_text(const ns_cpuset *set);

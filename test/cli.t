@@ -193,6 +193,40 @@ for my $fixture (qw(epyc-nps4 8x30 epyc-nps2 xeon-snc2)) {
 		  . "against $before->{policies}[0]{waiting_percent}%)");
 }
 
+# --- bursts: lost work, CPU time that waited while a CPU in reach idled ------
+# With the defaults (a group per node) lending loses no more work than the
+# linux-like baseline (work conserving in a node at once, between nodes every
+# 8 ms), within 0.005 points: waits shorter than one of its 10 ms ticks it
+# cannot see; hard binding loses more.
+sub bursts_of {
+	my ($fixture, $groups) = @_;
+	my $b = json_of('bursts', '--sysfs', "$fx/$fixture", '--groups-per-node', $groups, '--json');
+	my %p = map { $_->{policy} => $_ } @{ $b->{policies} };
+	return ($b, @p{qw(numasched linux hard)});
+}
+for my $fixture (qw(epyc-nps4 epyc-nps2 xeon-snc2 8x30 cxl sparse)) {
+	my ($b, $ns, $linux, $hard) = bursts_of($fixture, 1);
+	cmp_ok($ns->{lost_work_percent}, '<=', $linux->{lost_work_percent} + 0.005,
+		"bursts, $fixture ($b->{groups} groups): numasched loses no more work than linux-like "
+		  . "($ns->{lost_work_percent}% against $linux->{lost_work_percent}%)");
+	cmp_ok($ns->{lost_work_percent}, '<', $hard->{lost_work_percent},
+		"bursts, $fixture: ...and less than hard binding ($hard->{lost_work_percent}%)")
+	  if $hard->{lost_work_percent} > 0.01;
+	cmp_ok($ns->{locality_percent}, '>=', 93, "bursts, $fixture: numasched's locality ($ns->{locality_percent}%)");
+	cmp_ok($ns->{locality_percent}, '>=', $linux->{locality_percent},
+		"bursts, $fixture: ...no lower than linux-like's ($linux->{locality_percent}%)");
+}
+# a node split in two (one CPU per group, as the tests here use): lending
+# gives back most of what hard binding loses, not all (the kernel alone: none)
+{
+	my ($b, $ns, $linux, $hard) = bursts_of('tiny', 2);
+	cmp_ok($ns->{lost_work_percent}, '<', $hard->{lost_work_percent} / 5,
+		"bursts, one node in 2 groups: lending loses under a fifth of hard binding's work "
+		  . "($ns->{lost_work_percent}% against $hard->{lost_work_percent}%; linux-like $linux->{lost_work_percent}%)");
+}
+refused([ 'bursts', '--sysfs', "$fx/tiny", '--utilisation', 0 ], '--utilisation', 'bursts: utilisation 0');
+refused([ 'bursts', '--sysfs', "$fx/tiny", '--lend-every', 'x' ], '--lend-every', 'bursts: lend tick not a number');
+
 # --- bench: the output format (the numbers go in notes, not in assertions) ----
 ($rc, $out, $err) = plan_run('bench', '--sysfs', "$fx/8x30", '--groups-per-node', 30, '--processes', 1000);
 is($rc, 0, 'bench runs') or diag($err);

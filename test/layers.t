@@ -14,7 +14,8 @@ my @core = map { "$src/$_.o" } qw(ns_cpuset ns_topology ns_plan ns_place ns_reba
 # bottom to top: each may use those before it
 my @glue = map { "$src/$_.o" } qw(ns_os ns_cpustat settings state classes regroup memory placement segment views
   schedstat lending scheduler numasched);
-my @cli = map { "$src/$_.o" } qw(plan_common numasched_plan plan_simulate sim_trace sim_replay plan_bench);
+my @cli = map { "$src/$_.o" } qw(plan_common numasched_plan plan_simulate sim_trace sim_replay plan_bench
+  sim_burst plan_bursts);
 -f $_ or plan skip_all => "$_ is not built (make first)" for @core, @glue, @cli;
 
 sub symbols

@@ -171,6 +171,47 @@ class TwoRoles(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+@unittest.skipUnless(have_postgres(), "needs PostgreSQL")
+class Bursty(unittest.TestCase):
+    def test_bursty_at_its_utilisation(self):
+        """Open loop: queries sized for --burst-ms, at the rate that keeps
+        --utilisation of the server's CPUs busy, compared on p99, p50, tps."""
+        tmp = tempfile.mkdtemp(prefix="numabench-test-")
+        os.chmod(tmp, 0o755)
+        out = os.path.join(tmp, "bursty")
+        try:
+            rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0",
+                          "--workload", "bursty", "--utilisation", "30", "--burst-ms", "10", "--clients", "4",
+                          "--config", "baseline", "--config", "numasched",
+                          "--runs", "2", "--duration", "3", "--out", out, "--port", "54780"])
+            self.assertEqual(rc, 0)
+            with open(os.path.join(out, "results.json")) as f:
+                doc = json.load(f)
+            with open(os.path.join(out, "table.txt")) as f:
+                table = f.read()
+            b = doc["bursty"]
+            cpus = len(os.sched_getaffinity(0))
+            self.assertAlmostEqual(b["rate"], 0.30 * cpus * 1000 / 10, delta=0.01)
+            self.assertGreater(b["burst_rows"], 1000)
+            for x in doc["results"]:
+                for r in x["runs"]:
+                    # an open loop runs at its rate (Poisson arrivals: within half)
+                    self.assertAlmostEqual(r["tps"], b["rate"], delta=b["rate"] / 2)
+                    self.assertLessEqual(r["p50_ms"], r["p99_ms"])
+            self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["p50_ms", "p99_ms", "tps"])
+            self.assertIn("bursty at %.1f queries/s (30%% of the CPUs): p50" % b["rate"], table)
+            self.assertIn("median p99 latency ratio", table)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_bad_utilisation_is_refused(self):
+        for bad in (["--utilisation", "0"], ["--utilisation", "101"], ["--burst-ms", "0"]):
+            self.assertEqual(cli.main(["run", "--workload", "bursty"] + bad), 2, bad)
+
+    def test_rate(self):
+        self.assertAlmostEqual(workloads.bursty_rate(60, 20, 2), 60.0)
+
+
 # ------------------------------------------------------------ tune, show, reset
 
 

@@ -439,8 +439,8 @@ SKIP:
 	  or die 'taskset failed';
 	$node->start;
 	system("taskset -p -c " . join(',', map { $cpus_of_node{$_} } @nodes) . " $$ >/dev/null");
-	is($node->safe_psql('postgres', 'SHOW numasched.groups_per_node'), '0',
-		"numasched.groups_per_node = $split with one usable CPU on node $last: not taken");
+	is($node->safe_psql('postgres', 'SHOW numasched.groups_per_node'), '1',
+		"numasched.groups_per_node = $split with one usable CPU on node $last: not taken (the default, 1, is)");
 	like(substr(slurp_file($node->logfile), $log_start),
 		qr/invalid value for parameter "numasched.groups_per_node": $split\n[^\n]*DETAIL:  $split groups per node is more than the 1 usable CPU of node $last/,
 		'...and the log says why');
