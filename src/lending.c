@@ -32,6 +32,7 @@ static uint64 *cpu_idle_us;		/* per CPU, at the last read */
 static uint64 *cpu_idle_now;
 static uint64 *group_idle_us;
 static uint64 *group_waited_us;
+static bool *group_lends;
 
 /* per slot: the time its process had waited for a CPU when last read */
 typedef struct wait_sample
@@ -116,6 +117,7 @@ numasched_lend_start(void)
 	cpu_idle_now = MemoryContextAllocZero(TopMemoryContext, Max(ncpu_ids, 1) * sizeof(uint64));
 	group_idle_us = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(uint64));
 	group_waited_us = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(uint64));
+	group_lends = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(bool));
 	waits = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(wait_sample));
 	changed = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(int));
 	group_changed = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(bool));
@@ -174,32 +176,40 @@ apply_changes(int n)
 }
 
 /*
- * Sums into group_waited_us how long the processes of each group with no
- * idle CPU waited for one since they were last looked at, a few ticks ago at
- * most (a first look only starts the count).  Unlocked peeks at the slots: a
- * stale group costs one tick's decision at worst.
+ * Sums, per group, what its processes ran and waited for a CPU since they
+ * were last looked at, a few ticks ago at most (a first look only starts the
+ * count): for the groups that borrow or lend (their returns need it), and,
+ * while some CPU idles, for those with less than half a CPU idle (they may
+ * borrow; one waiting process is enough to know).  Unlocked peeks at the
+ * slots: a stale group costs one tick's decision at worst.
  */
 static void
-find_waiting_groups(TimestampTz now, uint64 tick_us, int ngroups)
+measure_groups(TimestampTz now, uint64 tick_us, int ngroups, bool some_idle)
 {
 	TimestampTz recent = now - 3 * Max(tick_us, NUMASCHED_LEND_TICK_MS * 1000);
 
 	memset(group_waited_us, 0, ngroups * sizeof(uint64));
+	memset(group_lends, 0, ngroups * sizeof(bool));
+	for (int g = 0; g < ngroups; g++)
+		if (lending.lender[g] >= 0 && lending.lender[g] < ngroups)
+			group_lends[lending.lender[g]] = true;
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 		wait_sample *w = &waits[i];
 		pid_t		pid = slot->pid;
 		int			g = slot->group;
+		bool		needed;
 		uint64		ran_ns,
 					waited_ns;
 
-		if (pid == 0 || g < 0 || g >= ngroups || group_idle_us[g] * 2 >= tick_us ||
-			group_waited_us[g] * 10 >= tick_us)
-			continue;			/* idle, or known to wait */
-		if (!numasched_read_schedstat(i, pid, &ran_ns, &waited_ns))
+		if (pid == 0 || g < 0 || g >= ngroups)
 			continue;
-		if (w->pid == pid && w->at >= recent && waited_ns > w->waited_ns)
+		needed = lending.lender[g] >= 0 || group_lends[g] ||
+			(some_idle && group_idle_us[g] * 2 < tick_us && group_waited_us[g] * 10 < tick_us);
+		if (!needed || !numasched_read_schedstat(i, pid, &ran_ns, &waited_ns))
+			continue;
+		if (w->pid == pid && w->at >= recent && waited_ns >= w->waited_ns)
 			group_waited_us[g] += (waited_ns - w->waited_ns) / 1000;
 		w->pid = pid;
 		w->waited_ns = waited_ns;
@@ -217,6 +227,7 @@ numasched_lend_tick(void)
 	uint64		waited_now;
 	bool		waited;
 	bool		some_idle = false;
+	ns_lend_sample sample;
 	int			ngroups;
 	int			n;
 
@@ -280,18 +291,13 @@ numasched_lend_tick(void)
 	memcpy(cpu_idle_us, cpu_idle_now, ncpu_ids * sizeof(uint64));
 	idle_read_at = now;
 
-	/*
-	 * Whose processes waited: looked at only while some CPU idles (else
-	 * nothing can be lent) and only in groups with less than half a CPU
-	 * idle.
-	 */
-	if (waited && some_idle)
-		find_waiting_groups(now, tick_us, ngroups);
+	measure_groups(now, tick_us, ngroups, waited && some_idle);
 
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
 	numasched_settings(&settings);
-	n = ns_lend_tick(plan, &settings, group_idle_us, waited && some_idle ? group_waited_us : NULL,
-					 tick_us, &lending, changed);
+	sample.idle_us = group_idle_us;
+	sample.waited_us = group_waited_us;
+	n = ns_lend_tick(plan, &settings, &sample, tick_us, &lending, changed);
 	LWLockRelease(numasched_state->lock);
 	if (n > 0)
 		apply_changes(n);

@@ -42,33 +42,41 @@ ns_lending_reset(ns_lending *lending)
 	}
 }
 
+/* Its processes waited for a CPU for a tenth of the tick at least. */
+static bool
+waited_enough(const ns_lend_sample *s, int g, uint64_t tick_us)
+{
+	return s->waited_us[g] * 10 >= tick_us;
+}
+
 /*
- * Its processes waited for a tenth of the tick, and its CPUs were idle for
- * less than half of it (inside a group the kernel runs what waits on the
- * first CPU that idles: the two came at different moments): its work waits
- * for want of a CPU.
+ * Its processes waited, and its CPUs were idle for less than half of the
+ * tick (inside a group the kernel runs what waits on the first CPU that
+ * idles: the two came at different moments): its work waits for want of a
+ * CPU.
  */
 static bool
-group_waits(const uint64_t *idle_us, const uint64_t *waited_us, int g, uint64_t tick_us)
+group_waits(const ns_lend_sample *s, int g, uint64_t tick_us)
 {
-	return waited_us[g] * 10 >= tick_us && idle_us[g] * 2 < tick_us;
+	return waited_enough(s, g, tick_us) && s->idle_us[g] * 2 < tick_us;
 }
 
 /* A CPU of the group idle for half the tick at least: it can lend. */
 static bool
-group_idle(const uint64_t *idle_us, int g, uint64_t tick_us)
+group_idle(const ns_lend_sample *s, int g, uint64_t tick_us)
 {
-	return idle_us[g] * 2 >= tick_us;
+	return s->idle_us[g] * 2 >= tick_us;
 }
 
+
 /*
- * The group with the most idle CPU of the nearest node that has one: the
- * borrower's own node first, then the nodes in its steal order, never beyond
- * max_steal_distance.
+ * The group with the most idle CPU of the nearest node that has one, and
+ * that borrows nothing itself: the borrower's own node first, then the
+ * nodes in its steal order, never beyond max_steal_distance.
  */
 static int
-nearest_idle_group(const ns_plan *plan, const ns_settings *settings, int borrower,
-				   const uint64_t *idle_us, uint64_t tick_us)
+nearest_idle_group(const ns_plan *plan, const ns_settings *settings, const ns_lending *lending,
+				   int borrower, const ns_lend_sample *s, uint64_t tick_us)
 {
 	int			nn = plan->topo->nnodes;
 	int			home = plan->groups[borrower].node;
@@ -84,8 +92,8 @@ nearest_idle_group(const ns_plan *plan, const ns_settings *settings, int borrowe
 		{
 			int			g = plan->node_first_group[node] + i;
 
-			if (g != borrower && group_idle(idle_us, g, tick_us) &&
-				(best < 0 || idle_us[g] > idle_us[best]))
+			if (g != borrower && g < lending->ngroups && lending->lender[g] < 0 &&
+				group_idle(s, g, tick_us) && (best < 0 || s->idle_us[g] > s->idle_us[best]))
 				best = g;
 		}
 		if (best >= 0)
@@ -94,47 +102,77 @@ nearest_idle_group(const ns_plan *plan, const ns_settings *settings, int borrowe
 	return -1;
 }
 
-int
-ns_lend_tick(const ns_plan *plan, const ns_settings *settings,
-			 const uint64_t *idle_us, const uint64_t *waited_us, uint64_t tick_us,
-			 ns_lending *lending, int *changed)
+static void
+give_back(ns_lending *lending, int g, int *changed, int *n)
 {
+	lending->lender[g] = -1;
+	lending->spare_us[g] = lending->window_us[g] = 0;
+	changed[(*n)++] = g;
+}
+
+/*
+ * Whether group g, whose work waits, lends its CPUs to a group still: a
+ * borrower that has a CPU idle itself now gives them back first, so that
+ * lending turns round between two groups without both masks open at once
+ * (with both open, the kernel may swap a process of each and keep them
+ * away from their memory).
+ */
+static bool
+still_lends(ns_lending *lending, const ns_lend_sample *s, int ngroups, int g, uint64_t tick_us,
+			int *changed, int *n)
+{
+	bool		lends = false;
+
+	for (int b = 0; b < ngroups; b++)
+	{
+		if (lending->lender[b] != g)
+			continue;
+		if (group_idle(s, b, tick_us))
+			give_back(lending, b, changed, n);
+		else
+			lends = true;
+	}
+	return lends;
+}
+
+int
+ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sample *s,
+			 uint64_t tick_us, ns_lending *lending, int *changed)
+{
+	int			ngroups = plan->ngroups < lending->ngroups ? plan->ngroups : lending->ngroups;
 	int			n = 0;
 
-	/* a borrower whose work would have fitted at home gives back */
-	for (int g = 0; g < plan->ngroups && g < lending->ngroups; g++)
+	for (int g = 0; g < ngroups; g++)
 	{
 		int			lender = lending->lender[g];
 
 		if (lender < 0)
 			continue;
-		lending->spare_us[g] += idle_us[g] + idle_us[lender];
+		lending->spare_us[g] += s->idle_us[g] + s->idle_us[lender];
 		lending->window_us[g] += tick_us;
 		if (lending->window_us[g] < NS_LEND_RETURN_WINDOW_US)
 			continue;
+		/* the two left a lender's worth of CPU idle: its own CPUs would have held its work */
 		if (lending->spare_us[g] * 10 >= lending->window_us[g] * plan->groups[lender].ncpus * 9)
-		{
-			lending->lender[g] = -1;
-			changed[n++] = g;
-		}
-		lending->spare_us[g] = lending->window_us[g] = 0;
+			give_back(lending, g, changed, &n);
+		else
+			lending->spare_us[g] = lending->window_us[g] = 0;
 	}
-	if (waited_us == NULL)
-		return n;
+
 	/*
-	 * A group whose CPUs were all busy while its work waited borrows; one
-	 * that still waits with a lender that had no CPU idle either turns to
-	 * another.
+	 * A group whose work waits borrows, unless it lends to a group that
+	 * needs them; one that still waits with a lender that had no CPU idle
+	 * either turns to another.
 	 */
-	for (int g = 0; g < plan->ngroups && g < lending->ngroups; g++)
+	for (int g = 0; g < ngroups; g++)
 	{
 		int			lender = lending->lender[g];
 
-		if (!group_waits(idle_us, waited_us, g, tick_us) ||
-			(lender >= 0 && group_idle(idle_us, lender, tick_us)))
+		if (!group_waits(s, g, tick_us) || (lender >= 0 && group_idle(s, lender, tick_us)) ||
+			still_lends(lending, s, ngroups, g, tick_us, changed, &n))
 			continue;
-		lender = nearest_idle_group(plan, settings, g, idle_us, tick_us);
-		if (lender < 0 || lender == lending->lender[g])
+		lender = nearest_idle_group(plan, settings, lending, g, s, tick_us);
+		if (lender < 0 || lender == lending->lender[g] || waited_enough(s, lender, tick_us))
 			continue;
 		lending->lender[g] = lender;
 		lending->spare_us[g] = lending->window_us[g] = 0;

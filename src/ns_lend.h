@@ -2,13 +2,15 @@
  * ns_lend.h - lending idle CPUs to groups whose work waits (ns_lend.c)
  *
  * Part of the numasched core (no PostgreSQL header).  A process is bound to
- * its group, but a group whose CPUs were all busy while its processes waited
- * for a CPU borrows the nearest group in reach that had a CPU idle: they may
- * run on the lender's CPUs too, and the kernel, balancing at every wakeup,
- * gives the waiting work the idle CPU.  A borrower that still waits while
- * its lender has no idle CPU either turns to another lender.  The group gives the CPUs back once it
- * and its lender together left a lender's worth of CPU idle for a while: its
- * own CPUs would have held its work.
+ * its group, but a group whose processes wait for a CPU while its own CPUs
+ * are all busy borrows the nearest group in reach that has a CPU idle and
+ * borrows none itself: its processes may run on the lender's CPUs too, and
+ * the kernel, balancing at every wakeup, gives the waiting work the idle CPU.
+ * It gives them back once it and its lender together left a lender's worth
+ * of CPU idle for a while (its own CPUs would have held its work), and when
+ * the lender's work waits while the borrower has a CPU idle, lending turns
+ * round; it never goes both ways at once, where the kernel might swap a
+ * process of each and keep both away from their memory.
  */
 #ifndef NS_LEND_H
 #define NS_LEND_H
@@ -22,9 +24,19 @@ typedef struct ns_lending
 {
 	int			ngroups;
 	int		   *lender;			/* per group: the group lending it CPUs, or -1 */
-	uint64_t   *spare_us;		/* idle CPU time of it and its lender, this window */
+	uint64_t   *spare_us;		/* idle CPU of it and its lender, this window */
 	uint64_t   *window_us;		/* time summed in this window */
 } ns_lending;
+
+/*
+ * One tick, per group: the time its CPUs were idle, and the time its own
+ * processes waited for a CPU.  Groups nobody looked at count as 0.
+ */
+typedef struct ns_lend_sample
+{
+	const uint64_t *idle_us;
+	const uint64_t *waited_us;
+} ns_lend_sample;
 
 bool		ns_lending_alloc(int ngroups, ns_lending *lending);
 void		ns_lending_free(ns_lending *lending);
@@ -32,13 +44,11 @@ void		ns_lending_free(ns_lending *lending);
 void		ns_lending_reset(ns_lending *lending);
 
 /*
- * One tick of tick_us: idle_us[g] is the CPU time the CPUs of group g were
- * idle in it, waited_us[g] the time its processes waited for a CPU (NULL:
- * none waited).  Gives back and lends; writes the groups whose lender
- * changed to changed[] (room for ngroups) and returns their number.
+ * One tick of tick_us: takes back, gives back and lends; writes the groups
+ * whose lender changed to changed[] (room for ngroups) and returns their
+ * number.
  */
-int			ns_lend_tick(const ns_plan *plan, const ns_settings *settings,
-						 const uint64_t *idle_us, const uint64_t *waited_us, uint64_t tick_us,
-						 ns_lending *lending, int *changed);
+int			ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sample *sample,
+						 uint64_t tick_us, ns_lending *lending, int *changed);
 
 #endif							/* NS_LEND_H */

@@ -310,8 +310,9 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 			}
 			if (policy == BURST_NUMASCHED && (tick + 1) % opt->lend_every == 0)
 			{
-				int			n = ns_lend_tick(plan, settings, idle_us, waited_us,
-											 (uint64_t) opt->lend_every * 1000, &lending, changed);
+				ns_lend_sample sample = {idle_us, waited_us};
+				int			n = ns_lend_tick(plan, settings, &sample, (uint64_t) opt->lend_every * 1000,
+											 &lending, changed);
 
 				for (int i = 0; i < n; i++)
 				{

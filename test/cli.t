@@ -196,30 +196,39 @@ for my $fixture (qw(epyc-nps4 8x30 epyc-nps2 xeon-snc2)) {
 # --- bursts: lost work, CPU time that waited while a CPU in reach idled ------
 # With the defaults (a group per node) lending loses no more work than the
 # linux-like baseline (work conserving in a node at once, between nodes every
-# 8 ms), within 0.005 points: waits shorter than one of its 10 ms ticks it
-# cannot see; hard binding loses more.
+# 8 ms), within 0.01 points, over three seeds (a different burst ending once
+# changes every later burst: one seed is one sample): waits shorter than one
+# of its 10 ms ticks it cannot see; hard binding loses more.
 sub bursts_of {
-	my ($fixture, $groups) = @_;
-	my $b = json_of('bursts', '--sysfs', "$fx/$fixture", '--groups-per-node', $groups, '--json');
+	my ($fixture, $groups, $seed) = @_;
+	my $b = json_of('bursts', '--sysfs', "$fx/$fixture", '--groups-per-node', $groups, '--seed', $seed, '--json');
 	my %p = map { $_->{policy} => $_ } @{ $b->{policies} };
 	return ($b, @p{qw(numasched linux hard)});
 }
 for my $fixture (qw(epyc-nps4 epyc-nps2 xeon-snc2 8x30 cxl sparse)) {
-	my ($b, $ns, $linux, $hard) = bursts_of($fixture, 1);
-	cmp_ok($ns->{lost_work_percent}, '<=', $linux->{lost_work_percent} + 0.005,
-		"bursts, $fixture ($b->{groups} groups): numasched loses no more work than linux-like "
-		  . "($ns->{lost_work_percent}% against $linux->{lost_work_percent}%)");
-	cmp_ok($ns->{lost_work_percent}, '<', $hard->{lost_work_percent},
-		"bursts, $fixture: ...and less than hard binding ($hard->{lost_work_percent}%)")
-	  if $hard->{lost_work_percent} > 0.01;
-	cmp_ok($ns->{locality_percent}, '>=', 93, "bursts, $fixture: numasched's locality ($ns->{locality_percent}%)");
-	cmp_ok($ns->{locality_percent}, '>=', $linux->{locality_percent},
-		"bursts, $fixture: ...no lower than linux-like's ($linux->{locality_percent}%)");
+	my (%lost, %local, $groups);
+	for my $seed (1 .. 3) {
+		my ($b, @p) = bursts_of($fixture, 1, $seed);
+		$groups = $b->{groups};
+		for my $p (@p) {
+			$lost{ $p->{policy} } += $p->{lost_work_percent} / 3;
+			$local{ $p->{policy} } += $p->{locality_percent} / 3;
+		}
+	}
+	my $f = sub { sprintf('%.4f%%', $_[0]) };
+	cmp_ok($lost{numasched}, '<=', $lost{linux} + 0.01,
+		"bursts, $fixture ($groups groups): numasched loses no more work than linux-like ("
+		  . $f->($lost{numasched}) . ' against ' . $f->($lost{linux}) . ', seeds 1-3)');
+	cmp_ok($lost{numasched}, '<', $lost{hard}, "bursts, $fixture: ...and less than hard binding (" . $f->($lost{hard}) . ')')
+	  if $lost{hard} > 0.01;
+	cmp_ok($local{numasched}, '>=', 93, "bursts, $fixture: numasched's locality (" . $f->($local{numasched}) . ')');
+	cmp_ok($local{numasched}, '>=', $local{linux},
+		"bursts, $fixture: ...no lower than linux-like's (" . $f->($local{linux}) . ')');
 }
 # a node split in two (one CPU per group, as the tests here use): lending
 # gives back most of what hard binding loses, not all (the kernel alone: none)
 {
-	my ($b, $ns, $linux, $hard) = bursts_of('tiny', 2);
+	my ($b, $ns, $linux, $hard) = bursts_of('tiny', 2, 1);
 	cmp_ok($ns->{lost_work_percent}, '<', $hard->{lost_work_percent} / 5,
 		"bursts, one node in 2 groups: lending loses under a fifth of hard binding's work "
 		  . "($ns->{lost_work_percent}% against $hard->{lost_work_percent}%; linux-like $linux->{lost_work_percent}%)");

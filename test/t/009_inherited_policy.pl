@@ -1,7 +1,7 @@
 # A postmaster started under a memory policy of its own, as numactl
 # --interleave=all leaves it (common advice for PostgreSQL on NUMA): numasched
 # says so once at start, backends allocate their private memory by
-# numasched.memory_policy (the kernel's default policy under local), and the
+# numasched.memory_policy (their node, preferred, under local), and the
 # main shared memory segment keeps the inherited interleave, so that shared
 # buffers are spread as the DBA asked.  Read from /proc/PID/numa_maps.  Only
 # with several memory nodes (the VMs run it): with one there is nothing to
@@ -57,7 +57,12 @@ is($said, 1, 'the server log says once which policy the postmaster inherited');
 
 my $s = $node->background_psql('postgres');
 my $pid = $s->query_safe('SELECT pg_backend_pid()');
-is(heap_policy($pid), 'default', 'a backend allocates by numasched.memory_policy = local (the kernel default)');
+# local, where the node's processes may be lent another node's CPUs, is the
+# home node preferred (numasched.lend_idle_cpus, on by default)
+$node->safe_psql('postgres', 'CREATE EXTENSION numasched');
+my $home = $node->safe_psql('postgres', "SELECT node FROM numasched_processes WHERE pid = $pid");
+is(heap_policy($pid), "prefer:$home",
+	"a backend allocates by numasched.memory_policy = local, not the postmaster's policy: its node $home, preferred");
 is(segment_policy($pid), "interleave:$all", 'the shared memory segment keeps the inherited interleave');
 $s->query_safe("CREATE TABLE filler AS SELECT g, repeat('x', 300) AS pad FROM generate_series(1, 30000) g");
 my %segment;

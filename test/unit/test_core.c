@@ -611,13 +611,14 @@ lend_tick(const ns_plan *plan, const ns_settings *s, ns_lending *l, bool waited,
 {
 	uint64_t	idle_us[64] = {0};
 	uint64_t	waited_us[64] = {0};
+	ns_lend_sample sample = {idle_us, waited_us};
 
 	for (int g = 0; g < plan->ngroups; g++)
 	{
 		idle_us[g] = (uint64_t) idle_ms[g] * 1000;
-		waited_us[g] = idle_ms[g] == 0 ? 5000 : 0;
+		waited_us[g] = waited && idle_ms[g] == 0 ? 5000 : 0;
 	}
-	return ns_lend_tick(plan, s, idle_us, waited ? waited_us : NULL, 10000, l, changed);
+	return ns_lend_tick(plan, s, &sample, 10000, l, changed);
 }
 
 static void
@@ -641,13 +642,14 @@ test_lending(void)
 		{
 			uint64_t	idle_us[8] = {0, 10000, 320000, 320000, 320000, 320000, 320000, 320000};
 			uint64_t	waited_us[8] = {900, 0, 0, 0, 0, 0, 0, 0};
+			ns_lend_sample sample = {idle_us, waited_us};
 
-			n = ns_lend_tick(plan, &s, idle_us, waited_us, 10000, &l, changed);
+			n = ns_lend_tick(plan, &s, &sample, 10000, &l, changed);
 			tap_ok(n == 0, "lending: a busy group whose processes waited under a tenth of the tick borrows nothing");
 		}
 		n = lend_tick(plan, &s, &l, true, idle, changed);
 		tap_ok(n == 1 && changed[0] == 0 && l.lender[0] == 1,
-			   "lending: group 0, busy while work waits, borrows group 1 of its own node before the idler groups of other nodes");
+			   "lending: group 0, busy while its work waits, borrows group 1 of its own node before the idler groups of other nodes");
 	}
 	{
 		int			idle[8] = {0, 0, 0, 0, 0, 0, 0, 300};
@@ -662,6 +664,23 @@ test_lending(void)
 		tap_ok(n == 3 && l.lender[0] < 0 && l.lender[4] == 7 && l.lender[6] == 7,
 			   "lending: never beyond max_steal_distance (12: only nodes 2 and 3 reach group 7)");
 		s.max_steal_distance = 0;
+	}
+	{
+		int			busy[8] = {0, 10, 320, 320, 320, 320, 320, 320};
+		int			back[8] = {10, 0, 320, 320, 320, 320, 320, 320};
+
+		ns_lending_reset(&l);
+		lend_tick(plan, &s, &l, true, busy, changed);
+		n = lend_tick(plan, &s, &l, true, back, changed);
+		tap_ok(l.lender[0] < 0 && l.lender[1] == 0,
+			   "lending: when the lender's work waits and its borrower has an idle CPU, lending turns round (never both ways at once)");
+		{
+			int			both[8] = {0, 0, 320, 320, 320, 320, 320, 320};
+
+			n = lend_tick(plan, &s, &l, true, both, changed);
+			tap_ok(l.lender[1] == 2 && l.lender[0] < 0,
+				   "lending: a borrower still waiting while its lender has no idle CPU turns to another; its old lender borrows nothing from it");
+		}
 	}
 	{
 		int			busy[8] = {0, 10, 320, 320, 320, 320, 320, 320};

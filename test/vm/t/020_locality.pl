@@ -3,8 +3,12 @@
 # script (work_mem = 32MB, no parallel workers) on a VM with emulated nodes;
 # near the end of each run every backend's /proc/PID/numa_maps is read and its
 # private pages (anonymous, not the shared segment, not files) are counted on
-# the node of the CPU it last ran on and elsewhere.  Configurations run
-# interleaved (A B A B ...), each run on a freshly started server.
+# the node it ran on most then (the CPU it last ran on, read ten times a
+# second) and elsewhere.  Configurations run interleaved (A B A B ...), each
+# run on a freshly started server, numasched with all its defaults: four
+# connections at once may land three on a node, and then its idle CPUs are
+# lent at once and the scheduler moves one away (with its memory) within a
+# pass or two.
 #
 # inside.sh runs this file once per kernel.numa_balancing setting (AutoNUMA
 # on and off), with NUMA_BALANCING saying which; only root can change it.
@@ -15,6 +19,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 use List::Util qw(min max sum);
+use Time::HiRes qw(usleep);
 use lib 'test/t';
 use NumaschedTest;
 
@@ -67,7 +72,6 @@ $node->append_conf('postgresql.conf', qq{
 include_if_exists = 'locality.conf'
 work_mem = '32MB'
 max_parallel_workers_per_gather = 0
-numasched.rebalance_interval = 0
 # numasched's account of each settling, for the detail of a run that falls short
 log_min_messages = debug1
 });
@@ -78,26 +82,43 @@ my $script = $node->basedir . '/sort.sql';
 append_to_file($script, "SELECT r FROM sortme ORDER BY r OFFSET 149999;\n");
 
 # The private pages of each pgbench backend: [local, elsewhere] summed over
-# three samples a second apart.
+# three samples a second apart, against the node it ran on most over those
+# seconds (read ten times a second): a process lent another node's idle CPU
+# for a moment (numasched.lend_idle_cpus) runs there, its memory stays home.
 sub sample_backends
 {
 	my ($pids) = @_;
-	my ($local, $remote, %where) = (0, 0);
+	my ($local, $remote, %where, %ran, %samples) = (0, 0);
 	for (1 .. 3)
 	{
 		for my $pid (@$pids)
 		{
-			my $cpu = last_cpu($pid);
-			next unless defined $cpu;
-			my $home = $node_of_cpu{$cpu};
 			my %pages = private_pages($pid);
-			for my $n (keys %pages)
+			push @{ $samples{$pid} }, \%pages;
+		}
+		for (1 .. 10)
+		{
+			for my $pid (@$pids)
 			{
-				($n == $home ? $local : $remote) += $pages{$n};
-				$where{"$pid on $home"}{$n} += $pages{$n};
+				my $cpu = last_cpu($pid);
+				$ran{$pid}{ $node_of_cpu{$cpu} }++ if defined $cpu;
+			}
+			usleep(100_000);
+		}
+	}
+	for my $pid (@$pids)
+	{
+		next unless $ran{$pid};
+		my ($home) = sort { $ran{$pid}{$b} <=> $ran{$pid}{$a} } keys %{ $ran{$pid} };
+		for my $pages (@{ $samples{$pid} })
+		{
+			for my $n (keys %$pages)
+			{
+				($n == $home ? $local : $remote) += $pages->{$n};
+				$where{"$pid on $home"}{$n} += $pages->{$n};
 			}
 		}
-		sleep 1;
+		$where{"$pid on $home"}{ran} = join(',', map { "N$_:$ran{$pid}{$_}" } sort keys %{ $ran{$pid} });
 	}
 	return ($local, $remote, \%where);
 }
@@ -151,7 +172,8 @@ for my $run (1 .. $runs)
 			}
 			for my $who (sort keys %$where)
 			{
-				note("  $who: " . join(' ', map { "N$_=$where->{$who}{$_}" } sort keys %{ $where->{$who} }));
+				note("  $who: " . join(' ', map { "N$_=$where->{$who}{$_}" } grep { $_ ne 'ran' } sort keys %{ $where->{$who} })
+					  . " (ran $where->{$who}{ran})");
 			}
 		}
 	}

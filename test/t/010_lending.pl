@@ -1,0 +1,86 @@
+# Lending on one node split into groups of one CPU (numasched.groups_per_node
+# = 2): two busy backends forced into one group, the other CPU idle.  The
+# waiting one gets the idle CPU within a second (a few ms in the VM, where
+# test/vm/t/050_lending.pl also looks at memory), both are bound to their
+# group again after the burst, and with numasched.lend_idle_cpus = off they
+# share their one CPU.  Read from /proc: Cpus_allowed_list and the CPU each
+# last ran on.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use lib 'test/t';
+use NumaschedTest;
+
+need_cpus(2);
+
+my $node = numasched_cluster('lending', qq{
+numasched.groups_per_node = 2
+numasched.rebalance_interval = 0
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION numasched');
+my ($home, $home_cpus, $other_cpus) = split /\|/, $node->safe_psql('postgres',
+	'SELECT g.cpu_group, g.cpus, o.cpus FROM numasched_groups g JOIN numasched_groups o ON o.node = g.node '
+	  . 'AND o.cpu_group > g.cpu_group ORDER BY g.cpu_group LIMIT 1');
+my $burst = 6;
+
+sub burst
+{
+	my @sessions = map { $node->background_psql('postgres') } 1 .. 2;
+	my @pids = map { $_->query_safe('SELECT pg_backend_pid()') } @sessions;
+	$_->query_safe("SELECT numasched_move(pg_backend_pid(), (SELECT node FROM numasched_groups WHERE cpu_group = $home), $home)")
+	  for @sessions;
+	$_->query_until(qr/started/, "\\echo started\nDO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '$burst s' LOOP END LOOP; END \$\$;\n")
+	  for @sessions;
+	return (\@sessions, \@pids);
+}
+
+my $lends = $node->safe_psql('postgres', 'SELECT lends FROM numasched_stats');
+my ($sessions, $pids) = burst();
+my $t0 = time();
+my %other = map { $_ => 1 } split /,/, $other_cpus;
+my $visitor;
+while (time() - $t0 < 5 && !defined $visitor)
+{
+	for my $pid (@$pids)
+	{
+		my $cpu = last_cpu($pid);
+		$visitor = $pid if defined $cpu && $other{$cpu} && (kernel_cpus($pid) // '') ne $home_cpus;
+	}
+	usleep(5_000);
+}
+ok(defined $visitor, sprintf('one of two busy backends in group %d (CPU %s) runs on the idle CPU %s, after %.0f ms',
+	$home, $home_cpus, $other_cpus, 1000 * (time() - $t0)));
+cmp_ok(time() - $t0, '<=', 1, 'within a second');
+my ($cpus, $lent, $group) = split /\|/, $node->safe_psql('postgres',
+	"SELECT cpus, lent_cpus, cpu_group FROM numasched_processes WHERE pid = " . ($visitor // 0));
+is($group, $home, 'its group stays its own');
+is($cpus, kernel_cpus($visitor // 0), "the view shows the CPUs the kernel has ($cpus)");
+is($lent, $other_cpus, "lent_cpus names the lent CPU ($other_cpus)");
+cmp_ok($node->safe_psql('postgres', 'SELECT lends FROM numasched_stats'), '>', $lends, 'numasched_stats counts the lend');
+
+$_->query_safe('SELECT 1') for @$sessions;    # the end of the burst
+my $t1 = time();
+ok(wait_until(sub { !grep { (kernel_cpus($_) // '') ne $home_cpus } @$pids }, 10),
+	"after the burst both are bound to group $home alone again");
+cmp_ok(time() - $t1, '<=', 1.5, sprintf('within a second or so (%.0f ms; the return window is 200 ms)', 1000 * (time() - $t1)));
+$_->quit for @$sessions;
+
+$node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.lend_idle_cpus = off');
+$node->reload;
+($sessions, $pids) = burst();
+my $stayed = 1;
+for (1 .. 40)
+{
+	$stayed &&= !grep { (kernel_cpus($_) // '') ne $home_cpus } @$pids;
+	usleep(25_000);
+}
+ok($stayed, "lend_idle_cpus = off: both keep CPU $home_cpus for a second (hard binding)");
+$_->query_safe('SELECT 1') for @$sessions;
+$_->quit for @$sessions;
+
+$node->stop;
+done_testing();
