@@ -46,6 +46,7 @@ static int *changed;
 static bool *group_changed;
 static TimestampTz idle_read_at = 0;	/* 0: no read to compare with */
 static TimestampTz last_tick = 0;
+static TimestampTz hot_until = 0;	/* keep reading until then: a wait was seen */
 static uint64 waited_us = 0;
 static uint32 lending_generation;
 static int	borrowers = 0;			/* groups borrowing now */
@@ -176,17 +177,18 @@ apply_changes(int n)
 }
 
 /*
- * Sums, per group, what its processes ran and waited for a CPU since they
- * were last looked at, a few ticks ago at most (a first look only starts the
- * count): for the groups that borrow or lend (their returns need it), and,
- * while some CPU idles, for those with less than half a CPU idle (they may
- * borrow; one waiting process is enough to know).  Unlocked peeks at the
- * slots: a stale group costs one tick's decision at worst.
+ * Sums, per group, how long its processes waited for a CPU since they were
+ * last looked at, a second ago at most (a first look only starts the
+ * count): for the groups that borrow or lend, and, while some CPU idles, for
+ * those with less than half a CPU idle (they may borrow; one waiting process
+ * is enough to know).  A group is looked at in every tick it is busy, so a
+ * burst finds its processes looked at a tick or a pause ago.  Unlocked peeks
+ * at the slots: a stale group costs one tick's decision at worst.
  */
 static void
 measure_groups(TimestampTz now, uint64 tick_us, int ngroups, bool some_idle)
 {
-	TimestampTz recent = now - 3 * Max(tick_us, NUMASCHED_LEND_TICK_MS * 1000);
+	TimestampTz recent = TimestampTzPlusMilliseconds(now, -1000);
 
 	memset(group_waited_us, 0, ngroups * sizeof(uint64));
 	memset(group_lends, 0, ngroups * sizeof(bool));
@@ -245,10 +247,18 @@ numasched_lend_tick(void)
 		return Max(1, (TimestampTzPlusMilliseconds(last_tick, NUMASCHED_LEND_TICK_MS) - now) / 1000);
 	last_tick = now;
 
-	/* no work waited anywhere, nothing lent: nothing to do */
-	waited = !ns_cpustat_waited(&cpustat, &waited_now) || waited_now > waited_us;
+	/*
+	 * No work waited anywhere for a second, nothing lent: nothing to do.
+	 * Within that second the reads go on, so that the next burst finds
+	 * them fresh and is lent a CPU at its first tick.
+	 */
+	/* a twentieth of the tick: less is the noise of a busy system, not a wait */
+	waited = !ns_cpustat_waited(&cpustat, &waited_now) ||
+		waited_now > waited_us + NUMASCHED_LEND_TICK_MS * 1000 / 20;
 	waited_us = waited_now;
-	if (!waited && borrowers == 0)
+	if (waited)
+		hot_until = TimestampTzPlusMilliseconds(now, 1000);
+	if (!waited && borrowers == 0 && now >= hot_until)
 	{
 		idle_read_at = 0;
 		return NUMASCHED_LEND_TICK_MS;

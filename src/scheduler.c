@@ -402,6 +402,7 @@ void
 numasched_scheduler_main(Datum arg)
 {
 	TimestampTz last_pass = 0;
+	TimestampTz last_discovery = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -444,12 +445,17 @@ numasched_scheduler_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			reloaded = true;
 		}
-		if (numasched_enabled)
-			place_lock_group_members();
-		numasched_forget_gone(bgworkers_first, bgworkers_end);
+		now = GetCurrentTimestamp();
+		/* every 100 ms, not at every lending tick */
+		if (reloaded || now >= TimestampTzPlusMilliseconds(last_discovery, DISCOVERY_INTERVAL_MS))
+		{
+			if (numasched_enabled)
+				place_lock_group_members();
+			numasched_forget_gone(bgworkers_first, bgworkers_end);
+			last_discovery = now;
+		}
 		rebind_after_regroup(reloaded);
 
-		now = GetCurrentTimestamp();
 		if (numasched_enabled && numasched_rebalance_interval > 0)
 		{
 			/* from the interval in force now: a reload shortens the wait */

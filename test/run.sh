@@ -134,11 +134,11 @@ done
 if [ "$(id -u)" = 0 ]; then
 	# against the newest major (built and installed into it above); the
 	# 3- and 4-node VMs run the system's 15
-	step "PostgreSQL 18: multi-node checks and interleave in a qemu VM with 2 NUMA nodes" \
-		env VM_ONLY='multinode|interleave' VM_PG_CONFIG="$(bash test/pg_major.sh 18)" bash test/vm/run.sh 2
+	step "PostgreSQL 18: multi-node checks, interleave and lending in a qemu VM with 2 NUMA nodes" \
+		env VM_ONLY='multinode|interleave|lending' VM_PG_CONFIG="$(bash test/pg_major.sh 18)" bash test/vm/run.sh 2
 	step "PostgreSQL 15: interleave with a memory-only node in a qemu VM with 3 NUMA nodes" \
 		env VM_ONLY=interleave bash test/vm/run.sh 3
-	step "PostgreSQL 15: multi-node checks, interleave and private-memory locality in a qemu VM with 4 NUMA nodes" \
+	step "PostgreSQL 15: multi-node checks, interleave, lending and private-memory locality in a qemu VM with 4 NUMA nodes" \
 		bash test/vm/run.sh 4
 else
 	echo "== multi-node VM checks skipped: they need root (9p root share)"
