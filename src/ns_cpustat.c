@@ -2,7 +2,9 @@
  * ns_cpustat.c - per-CPU idle time and CPU pressure from /proc (see
  * ns_cpustat.h)
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* pread under -std=c11 (the unit tests) */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
