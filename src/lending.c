@@ -169,9 +169,12 @@ apply_changes(int n)
 
 		group_changed[g] = true;
 		numasched_group_lender[g] = lending.lender[g];
-		borrowers += lending.lender[g] >= 0 ? 1 : -1;
 		numasched_count(lending.lender[g] >= 0 ? STAT_LENDS : STAT_LEND_RETURNS, 1);
 	}
+	/* counted afresh: a group may change twice in a tick, or turn to another lender */
+	borrowers = 0;
+	for (int g = 0; g < numasched_state->ngroups; g++)
+		borrowers += lending.lender[g] >= 0;
 	rebind_changed_groups_locked();
 	numasched_release();
 }
