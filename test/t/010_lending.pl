@@ -38,10 +38,24 @@ sub burst
 	return (\@sessions, \@pids);
 }
 
+my %other = map { $_ => 1 } split /,/, $other_cpus;
+
+# The test's premise is an idle CPU: wait until the other CPU is, so that
+# another program's load on it (it is not numasched's to lend) is not taken
+# for a failure to lend.
+my $quiet = wait_until(
+	sub {
+		my $before = cpu_times();
+		usleep(300_000);
+		return (idle_share($before, cpu_times(), [ keys %other ]) // 0) >= 0.8;
+	},
+	30);
+diag("CPU $other_cpus was not idle for 30 s before the burst: another program keeps it busy") unless $quiet;
+
 my $lends = $node->safe_psql('postgres', 'SELECT lends FROM numasched_stats');
 my ($sessions, $pids) = burst();
 my $t0 = time();
-my %other = map { $_ => 1 } split /,/, $other_cpus;
+my $times0 = cpu_times();
 my $visitor;
 while (time() - $t0 < 5 && !defined $visitor)
 {
@@ -53,7 +67,10 @@ while (time() - $t0 < 5 && !defined $visitor)
 	usleep(5_000);
 }
 ok(defined $visitor, sprintf('one of two busy backends in group %d (CPU %s) runs on the idle CPU %s, after %.0f ms',
-	$home, $home_cpus, $other_cpus, 1000 * (time() - $t0)));
+	$home, $home_cpus, $other_cpus, 1000 * (time() - $t0)))
+  or diag(sprintf('CPU %s was idle %.0f%% of that time; the two backends: %s', $other_cpus,
+	100 * (idle_share($times0, cpu_times(), [ keys %other ]) // 0),
+	join('; ', map { "$_ on CPU " . (last_cpu($_) // '?') . ', allowed ' . (kernel_cpus($_) // '?') } @$pids)));
 cmp_ok(time() - $t0, '<=', 1, 'within a second');
 my ($cpus, $lent, $group) = split /\|/, $node->safe_psql('postgres',
 	"SELECT cpus, lent_cpus, cpu_group FROM numasched_processes WHERE pid = " . ($visitor // 0));

@@ -8,7 +8,8 @@ use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
 use Test::More;
 
-our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu need_cpus numasched_cluster);
+our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu need_cpus numasched_cluster
+  cpu_times idle_share);
 
 # The CPU list the kernel holds for a process, from /proc/PID/status.
 sub kernel_cpus
@@ -52,6 +53,41 @@ sub last_cpu
 	# the command name in parentheses may hold spaces: split after it
 	my @f = split ' ', substr($stat, rindex($stat, ')') + 2);
 	return $f[36];
+}
+
+# Each CPU's busy and idle time so far (idle and iowait), in clock ticks,
+# from /proc/stat: { cpu => [busy, idle] }.
+sub cpu_times
+{
+	open(my $fh, '<', '/proc/stat') or return {};
+	my %times;
+	while (my $line = <$fh>)
+	{
+		next unless $line =~ /^cpu(\d+)\s+(.*)/;
+		my ($cpu, @t) = ($1, split ' ', $2);
+		my $idle = $t[3] + $t[4];
+		my $busy = 0;
+		$busy += $t[$_] for 0 .. 2, 5 .. 7;
+		$times{$cpu} = [ $busy, $idle ];
+	}
+	return \%times;
+}
+
+# The share of the time between two cpu_times readings that the CPUs of
+# @$cpus were idle, or undef if no time passed.
+sub idle_share
+{
+	my ($before, $after, $cpus) = @_;
+	my ($idle, $all) = (0, 0);
+	for my $cpu (@$cpus)
+	{
+		next unless $before->{$cpu} && $after->{$cpu};
+		my $busy = $after->{$cpu}[0] - $before->{$cpu}[0];
+		my $i = $after->{$cpu}[1] - $before->{$cpu}[1];
+		$idle += $i;
+		$all += $busy + $i;
+	}
+	return $all > 0 ? $idle / $all : undef;
 }
 
 # Number of CPUs in a kernel CPU list such as "0-3,8".
