@@ -2,7 +2,9 @@
  * lending.c - idle CPUs lent, within milliseconds, to groups whose work waits
  *
  * While numasched.lend_idle_cpus is on and there are groups to lend between,
- * the scheduler ticks here every NUMASCHED_LEND_TICK_MS.  A tick asks PSI
+ * the scheduler ticks here every NUMASCHED_LEND_TICK_MS (every
+ * NUMASCHED_LEND_COLD_TICK_MS while none of our processes waited for a
+ * second and nothing is lent).  A tick asks PSI
  * whether any work waited for a CPU since the last one (one pread); only
  * then, or while something is lent, it reads every CPU's idle time
  * (/proc/stat) and lets the core (ns_lend.c) decide which busy group borrows
@@ -23,6 +25,8 @@
 #include "ns_lend.h"
 
 #define NUMASCHED_LEND_TICK_MS 10
+/* the tick while none of our processes waited for a second: a wake costs too */
+#define NUMASCHED_LEND_COLD_TICK_MS 50
 
 static ns_lending lending;
 static ns_cpustat cpustat = {-1, -1, NULL, 0};
@@ -232,6 +236,8 @@ numasched_lend_tick(void)
 	uint64		waited_now;
 	bool		waited;
 	bool		some_idle = false;
+	long		interval;
+	uint64		elapsed_us;
 	ns_lend_sample sample;
 	int			ngroups;
 	int			n;
@@ -246,25 +252,28 @@ numasched_lend_tick(void)
 	}
 	if (!open_cpustat())
 		return -1;
-	if (now < TimestampTzPlusMilliseconds(last_tick, NUMASCHED_LEND_TICK_MS))
-		return Max(1, (TimestampTzPlusMilliseconds(last_tick, NUMASCHED_LEND_TICK_MS) - now) / 1000);
+	interval = borrowers > 0 || now < hot_until ? NUMASCHED_LEND_TICK_MS : NUMASCHED_LEND_COLD_TICK_MS;
+	if (now < TimestampTzPlusMilliseconds(last_tick, interval))
+		return Max(1, (TimestampTzPlusMilliseconds(last_tick, interval) - now) / 1000);
+	elapsed_us = last_tick > 0 ? now - last_tick : interval * 1000;
 	last_tick = now;
 
 	/*
-	 * No work waited anywhere for a second, nothing lent: nothing to do.
-	 * Within that second the reads go on, so that the next burst finds
-	 * them fresh and is lent a CPU at its first tick.
+	 * No work waited anywhere, nothing lent, none of our processes waited in
+	 * the last second: nothing to do.  Within a second of such a wait the
+	 * reads go on, so that the next burst finds them fresh and is lent a
+	 * CPU at its first tick; a wait of other processes alone (PSI counts
+	 * every task) does not keep them going, and without such a wait the
+	 * tick is slower.  Under a tenth of the time since the last look is the
+	 * noise of a busy system, not a wait that lending could help.
 	 */
-	/* a twentieth of the tick: less is the noise of a busy system, not a wait */
 	waited = !ns_cpustat_waited(&cpustat, &waited_now) ||
-		waited_now > waited_us + NUMASCHED_LEND_TICK_MS * 1000 / 20;
+		waited_now > waited_us + elapsed_us / 10;
 	waited_us = waited_now;
-	if (waited)
-		hot_until = TimestampTzPlusMilliseconds(now, 1000);
 	if (!waited && borrowers == 0 && now >= hot_until)
 	{
 		idle_read_at = 0;
-		return NUMASCHED_LEND_TICK_MS;
+		return NUMASCHED_LEND_COLD_TICK_MS;
 	}
 	if (!ns_cpustat_idle(&cpustat, cpu_idle_now, ncpu_ids))
 		return NUMASCHED_LEND_TICK_MS;
@@ -305,6 +314,12 @@ numasched_lend_tick(void)
 	idle_read_at = now;
 
 	measure_groups(now, tick_us, ngroups, waited && some_idle);
+	for (int g = 0; g < ngroups; g++)
+		if (group_waited_us[g] * 10 >= tick_us)
+		{
+			hot_until = TimestampTzPlusMilliseconds(now, 1000);
+			break;
+		}
 
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
 	numasched_settings(&settings);
