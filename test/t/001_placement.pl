@@ -75,11 +75,13 @@ SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
 \echo started
 SELECT count(*) FROM t WHERE slow(x);
 });
-	my $workers = wait_until(sub {
-		my $w = $node->safe_psql('postgres',
+	# both workers, unless one is late (then the one there is looked at)
+	my $placed = sub {
+		$node->safe_psql('postgres',
 			"SELECT string_agg(pid::text, ' ') FROM numasched_processes WHERE leader_pid = $leader");
-		return $w =~ /\d/ ? $w : undef;
-	});
+	};
+	wait_until(sub { (() = $placed->() =~ /\d+/g) >= 2 }, 5);
+	my $workers = wait_until(sub { my $w = $placed->(); $w =~ /\d/ ? $w : undef });
 	ok($workers, "$label: parallel workers of backend $leader are placed");
 	for my $w (split / /, $workers // '')
 	{
@@ -145,7 +147,8 @@ my $iw = wait_until(sub {
 ok($iw, 'parallel CREATE INDEX: a worker is placed');
 if ($iw)
 {
-	my $cpus = cpus_of($iw);
+	# its slot may be seen a moment before the scheduler binds it
+	my $cpus = wait_until(sub { cpus_of($iw) }, 5);
 	is(kernel_cpus($iw), $cpus, 'parallel CREATE INDEX: /proc has the CPUs the view shows') if $cpus;
 	ok($node->log_contains(qr/\[$scheduler\] LOG:  numasched placed parallel worker $iw /),
 		'parallel CREATE INDEX: the worker was placed by the scheduler (it never enters the executor)');

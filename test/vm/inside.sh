@@ -71,6 +71,11 @@ fi
 if wanted lending; then
 	tap test/vm/t/050_lending.pl || status=1
 fi
+# PostgreSQL's own NUMA views beside numasched's (18 and later, built
+# --with-libnuma; skipped on others)
+if wanted pgnuma; then
+	tap test/vm/t/060_pg_numa.pl || status=1
+fi
 # the locality probe once with AutoNUMA on (Debian's default) and once off:
 # only root can switch it
 if wanted locality; then
