@@ -1,6 +1,8 @@
 /*
  * pg_compat.h - what differs between the PostgreSQL majors numasched builds
- * against (15 to 18), in one place, so that the glue has no version #ifs.
+ * against (15 to 19), in one place, so that the glue has no version #ifs.
+ * 19 needs nothing here: what changed for it (its headers no longer bring
+ * tuplestore.h and the type OIDs along) is met by including what is used.
  */
 #ifndef PG_COMPAT_H
 #define PG_COMPAT_H

@@ -2,7 +2,8 @@
 # What a release is made of agrees with itself: the version in META.json, the
 # control file, CHANGELOG.md and debian/changelog; the oldest PostgreSQL in
 # META.json, src/pg_compat.h, debian/pgversions and the README; the maintainer
-# in META.json and debian/control; the licence; and `make dist` packs the
+# in META.json and debian/control; the majors tested in META.json, the README,
+# test/run.sh and test/pg_major.sh; the licence; and `make dist` packs the
 # tracked files, nothing built.
 use strict;
 use warnings;
@@ -29,6 +30,19 @@ is($oldest, '15.1.0', 'META.json requires PostgreSQL 15.1');
 like(slurp('src/pg_compat.h'), qr/PG_VERSION_NUM < 150001\b/, '...src/pg_compat.h refuses anything older');
 is(slurp('debian/pgversions'), "15+\n", '...debian/pgversions builds for 15 and later');
 like(slurp('README.md'), qr/15 \(15\.1 or later\)/, '...and the README says so');
+
+# The majors the test command runs on: META.json names them, the README's
+# table says "tested" for each and for no other, test/run.sh runs each
+# besides the system's 15, and test/pg_major.sh can prepare those
+my @tested = @{ $meta->{x_tested_with}{PostgreSQL} // [] };
+ok(@tested && $tested[0] eq '15', 'META.json: x_tested_with names the majors tested, 15 first (' . join(', ', @tested) . ')');
+my %readme_tested = map { $_ => 1 } slurp('README.md') =~ /^\| (\d+)(?: \([^)]*\))? \| tested:/mg;
+is(join(' ', sort { $a <=> $b } keys %readme_tested), join(' ', @tested), "...the README's table says tested for the same");
+my ($run_majors) = slurp('test/run.sh') =~ /^for major in ([\d ]+); do/m;
+is($run_majors // '', join(' ', @tested[ 1 .. $#tested ]), '...test/run.sh runs the others on their servers');
+my ($cases) = slurp('test/pg_major.sh') =~ /^case "\$major" in\n(.*?)\n\t\*\)/ms;
+is(join(' ', ($cases // '') =~ /^\t(\d+)\)/mg), join(' ', @tested[ 1 .. $#tested ]), '...and test/pg_major.sh prepares them');
+like(slurp('debian/pgversions'), qr/^15\+$/m, '...and the Debian package builds for each whose headers are installed');
 
 my ($maintainer) = slurp('debian/control') =~ /^Maintainer: (.+)$/m;
 is($meta->{maintainer}[0], $maintainer, "one maintainer in META.json and debian/control ($maintainer)");

@@ -30,11 +30,12 @@ huge_pages = off
 include_if_exists = 'pg_numa.conf'
 });
 $node->start;
-my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
+my ($version, $name) = split /\|/, $node->safe_psql('postgres',
+	"SELECT current_setting('server_version_num'), current_setting('server_version')");
 if ($version < 180000)
 {
 	$node->stop;
-	plan skip_all => "PostgreSQL $version has no NUMA views of its own (18 and later have)";
+	plan skip_all => "PostgreSQL $name has no NUMA views of its own (18 and later have)";
 }
 my $configure = `pg_config --configure`;
 if ($configure !~ /--with-libnuma/)
@@ -43,7 +44,7 @@ if ($configure !~ /--with-libnuma/)
 	plan skip_all => 'this PostgreSQL was built without --with-libnuma';
 }
 is($node->safe_psql('postgres', 'SELECT pg_numa_available()'), 't',
-	"PostgreSQL $version built --with-libnuma: pg_numa_available() is true");
+	"PostgreSQL $name built --with-libnuma: pg_numa_available() is true");
 $node->safe_psql('postgres', 'CREATE EXTENSION numasched; CREATE EXTENSION pg_buffercache');
 $node->stop;
 
@@ -68,7 +69,7 @@ sub compare
 	my $resident_sql = 'SELECT node, pages FROM numasched_shared_memory ORDER BY node';
 	my $before = per_node($resident_sql);
 	my $page = 4096;    # huge_pages = off: the kernel's base page
-	my $postgres = per_node("SELECT numa_node, sum(size) / $page FROM pg_shmem_allocations_numa "
+	my $postgres = per_node("SELECT numa_node, (sum(size) / $page)::bigint FROM pg_shmem_allocations_numa "
 		  . 'WHERE numa_node IS NOT NULL GROUP BY 1 ORDER BY 1');
 	my $after = per_node($resident_sql);
 	my ($allocations, $outside) = split /\|/, $node->safe_psql('postgres',
