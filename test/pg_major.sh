@@ -76,20 +76,22 @@ version=$(apt-cache "${apt_opts[@]}" show "postgresql-$major" 2>/dev/null | sed 
 # programs and data they depend on (postgresql-common, perl, locales) are
 # not needed to run the server's own programs
 declare -A wanted=()
-queue=("postgresql-$major" "postgresql-client-$major" "postgresql-server-dev-$major")
-while ((${#queue[@]})); do
-	package=${queue[0]}
-	queue=("${queue[@]:1}")
-	[ -z "${wanted[$package]:-}" ] || continue
-	wanted[$package]=1
+level=("postgresql-$major" "postgresql-client-$major" "postgresql-server-dev-$major")
+while ((${#level[@]})); do
+	for package in "${level[@]}"; do
+		wanted[$package]=1
+	done
+	# one apt-cache call a level: each reads the suites' whole package lists
+	next=()
 	for dep in $(apt-cache "${apt_opts[@]}" depends --no-recommends --no-suggests --no-conflicts \
-		--no-breaks --no-replaces --no-enhances "$package" 2>/dev/null |
-		awk '/^  Depends:/ && !alt { print $2 } { alt = ($1 ~ /^\|/) }' | sed 's/:any$//'); do
+		--no-breaks --no-replaces --no-enhances "${level[@]}" 2>/dev/null |
+		awk '/^  Depends:/ && !alt { print $2 } { alt = ($1 ~ /^\|/) }' | sed 's/:any$//' | sort -u); do
 		case "$dep" in
 			*perl*) ;;
-			lib* | zlib1g) queue+=("$dep") ;;
+			lib* | zlib1g) [ -n "${wanted[$dep]:-}" ] || next+=("$dep") ;;
 		esac
 	done
+	level=("${next[@]}")
 done
 downloads=()
 for package in "${!wanted[@]}"; do
