@@ -44,10 +44,13 @@ typedef struct wait_sample
 	pid_t		pid;
 	uint64		waited_ns;
 	TimestampTz at;
+	uint64		last_wait_us;	/* in the last tick it was looked at */
 } wait_sample;
 static wait_sample *waits;
 static int *changed;
 static bool *group_changed;
+static bool *visiting;			/* per slot: to be moved onto its lender's CPUs */
+static uint64 decided_tick_us;	/* the tick the last decision was made on */
 static TimestampTz idle_read_at = 0;	/* 0: no read to compare with */
 static TimestampTz last_tick = 0;
 static TimestampTz hot_until = 0;	/* keep reading until then: a wait was seen */
@@ -81,8 +84,47 @@ open_cpustat(void)
 }
 
 /*
+ * Marks, per group that starts borrowing, the processes that waited most
+ * in the last tick, as many as the lender has CPUs: they are moved onto the
+ * lender's CPUs at once.  A wider mask alone leaves a running process where
+ * it is until the kernel's next balance of an idle CPU, tens of
+ * milliseconds here.
+ */
+static void
+choose_visitors(void)
+{
+	const ns_plan *plan = numasched_shared_plan();
+
+	for (int g = 0; g < numasched_state->ngroups; g++)
+	{
+		int			lender = numasched_group_lender[g];
+		int			want;
+
+		if (!group_changed[g] || lender < 0)
+			continue;
+		/* about as many as waited on average through the tick, at least one */
+		want = Min(plan->groups[lender].ncpus,
+				   Max(1, (group_waited_us[g] + decided_tick_us - 1) / Max(decided_tick_us, 1)));
+		for (int k = 0; k < want; k++)
+		{
+			int			best = -1;
+
+			for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+				if (numasched_slots[i].group == g && !visiting[i] && waits[i].pid == numasched_slots[i].pid &&
+					waits[i].at == idle_read_at && waits[i].last_wait_us > 0 &&
+					(best < 0 || waits[i].last_wait_us > waits[best].last_wait_us))
+					best = i;
+			if (best < 0)
+				break;
+			visiting[best] = true;
+		}
+	}
+}
+
+/*
  * Binds the processes of the groups marked in group_changed to their
- * group's CPUs and their lender's; lock held.
+ * group's CPUs and their lender's (a visitor first to the lender's alone,
+ * which moves it there); lock held.
  */
 static void
 rebind_changed_groups_locked(void)
@@ -99,10 +141,18 @@ rebind_changed_groups_locked(void)
 			continue;
 		lender = numasched_lender_for_locked(slot->group, numasched_slot_reach(slot));
 		if (lender == slot->lent_group)
+		{
+			visiting[i] = false;
 			continue;
+		}
 		cpus = slot->cpus;
 		if (lender >= 0)
+		{
+			if (visiting[i])
+				(void) numasched_bind_slot_locked(slot, &plan->groups[lender].cpus);
 			ns_cpuset_or(&cpus, &cpus, &plan->groups[lender].cpus);
+		}
+		visiting[i] = false;
 		if (numasched_bind_slot_locked(slot, &cpus))
 			slot->lent_group = lender;
 	}
@@ -124,6 +174,7 @@ numasched_lend_start(void)
 	group_waited_us = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(uint64));
 	group_lends = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(bool));
 	waits = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(wait_sample));
+	visiting = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
 	changed = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(int));
 	group_changed = MemoryContextAllocZero(TopMemoryContext, max_groups * sizeof(bool));
 	lending_generation = numasched_state->generation;
@@ -173,12 +224,17 @@ apply_changes(int n)
 
 		group_changed[g] = true;
 		numasched_group_lender[g] = lending.lender[g];
+		if (lending.lender[g] >= 0)
+			elog(DEBUG1, "numasched lends the CPUs of group %d to group %d", lending.lender[g], g);
+		else
+			elog(DEBUG1, "numasched group %d gives back the CPUs it borrowed", g);
 		numasched_count(lending.lender[g] >= 0 ? STAT_LENDS : STAT_LEND_RETURNS, 1);
 	}
 	/* counted afresh: a group may change twice in a tick, or turn to another lender */
 	borrowers = 0;
 	for (int g = 0; g < numasched_state->ngroups; g++)
 		borrowers += lending.lender[g] >= 0;
+	choose_visitors();
 	rebind_changed_groups_locked();
 	numasched_release();
 }
@@ -189,11 +245,13 @@ apply_changes(int n)
  * count): for the groups that borrow or lend, and, while some CPU idles, for
  * those with less than half a CPU idle (they may borrow; one waiting process
  * is enough to know).  A group is looked at in every tick it is busy, so a
- * burst finds its processes looked at a tick or a pause ago.  Unlocked peeks
- * at the slots: a stale group costs one tick's decision at worst.
+ * burst finds its processes looked at a tick or a pause ago; at the first
+ * tick after a quiet spell (first_look), every process is, so that the next
+ * tick can already lend.  Unlocked peeks at the slots: a stale group costs
+ * one tick's decision at worst.
  */
 static void
-measure_groups(TimestampTz now, uint64 tick_us, int ngroups, bool some_idle)
+measure_groups(TimestampTz now, uint64 tick_us, int ngroups, bool some_idle, bool first_look)
 {
 	TimestampTz recent = TimestampTzPlusMilliseconds(now, -1000);
 
@@ -214,12 +272,16 @@ measure_groups(TimestampTz now, uint64 tick_us, int ngroups, bool some_idle)
 
 		if (pid == 0 || g < 0 || g >= ngroups)
 			continue;
-		needed = lending.lender[g] >= 0 || group_lends[g] ||
+		needed = first_look || lending.lender[g] >= 0 || group_lends[g] ||
 			(some_idle && group_idle_us[g] * 2 < tick_us && group_waited_us[g] * 10 < tick_us);
 		if (!needed || !numasched_read_schedstat(i, pid, &ran_ns, &waited_ns))
 			continue;
+		w->last_wait_us = 0;
 		if (w->pid == pid && w->at >= recent && waited_ns >= w->waited_ns)
-			group_waited_us[g] += (waited_ns - w->waited_ns) / 1000;
+		{
+			w->last_wait_us = (waited_ns - w->waited_ns) / 1000;
+			group_waited_us[g] += w->last_wait_us;
+		}
 		w->pid = pid;
 		w->waited_ns = waited_ns;
 		w->at = now;
@@ -252,7 +314,9 @@ numasched_lend_tick(void)
 	}
 	if (!open_cpustat())
 		return -1;
-	interval = borrowers > 0 || now < hot_until ? NUMASCHED_LEND_TICK_MS : NUMASCHED_LEND_COLD_TICK_MS;
+	/* fast while lent, within a second of our wait, or while reading after a wait */
+	interval = borrowers > 0 || now < hot_until || idle_read_at > 0 ?
+		NUMASCHED_LEND_TICK_MS : NUMASCHED_LEND_COLD_TICK_MS;
 	if (now < TimestampTzPlusMilliseconds(last_tick, interval))
 		return Max(1, (TimestampTzPlusMilliseconds(last_tick, interval) - now) / 1000);
 	elapsed_us = last_tick > 0 ? now - last_tick : interval * 1000;
@@ -287,6 +351,7 @@ numasched_lend_tick(void)
 	{
 		memcpy(cpu_idle_us, cpu_idle_now, ncpu_ids * sizeof(uint64));
 		idle_read_at = now;
+		measure_groups(now, 0, Min(numasched_state->ngroups, numasched_state->max_groups), false, true);
 		return NUMASCHED_LEND_TICK_MS;
 	}
 
@@ -313,7 +378,7 @@ numasched_lend_tick(void)
 	memcpy(cpu_idle_us, cpu_idle_now, ncpu_ids * sizeof(uint64));
 	idle_read_at = now;
 
-	measure_groups(now, tick_us, ngroups, waited && some_idle);
+	measure_groups(now, tick_us, ngroups, waited && some_idle, false);
 	for (int g = 0; g < ngroups; g++)
 		if (group_waited_us[g] * 10 >= tick_us)
 		{
@@ -327,6 +392,7 @@ numasched_lend_tick(void)
 	sample.waited_us = group_waited_us;
 	n = ns_lend_tick(plan, &settings, &sample, tick_us, &lending, changed);
 	LWLockRelease(numasched_state->lock);
+	decided_tick_us = tick_us;
 	if (n > 0)
 		apply_changes(n);
 	return NUMASCHED_LEND_TICK_MS;
