@@ -4,7 +4,7 @@
  * While numasched.lend_idle_cpus is on and there are groups to lend between,
  * the scheduler ticks here every NUMASCHED_LEND_TICK_MS (every
  * NUMASCHED_LEND_COLD_TICK_MS while none of our processes waited for a
- * second and nothing is lent).  A tick asks PSI
+ * second, nothing is lent and PSI showed no wait last time).  A tick asks PSI
  * whether any work waited for a CPU since the last one (one pread); only
  * then, or while something is lent, it reads every CPU's idle time
  * (/proc/stat) and lets the core (ns_lend.c) decide which busy group borrows
@@ -84,9 +84,9 @@ open_cpustat(void)
 }
 
 /*
- * Marks, per group that starts borrowing, the processes that waited most
- * in the last tick, as many as the lender has CPUs: they are moved onto the
- * lender's CPUs at once.  A wider mask alone leaves a running process where
+ * Marks, per group that starts borrowing, the bound processes that waited
+ * most in the last tick, about as many as waited on average and no more
+ * than the lender has CPUs: they are moved onto the lender's CPUs at once.  A wider mask alone leaves a running process where
  * it is until the kernel's next balance of an idle CPU, tens of
  * milliseconds here.
  */
@@ -110,7 +110,8 @@ choose_visitors(void)
 			int			best = -1;
 
 			for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
-				if (numasched_slots[i].group == g && !visiting[i] && waits[i].pid == numasched_slots[i].pid &&
+				if (numasched_slots[i].group == g && numasched_slots[i].bound && !visiting[i] &&
+					waits[i].pid == numasched_slots[i].pid &&
 					waits[i].at == idle_read_at && waits[i].last_wait_us > 0 &&
 					(best < 0 || waits[i].last_wait_us > waits[best].last_wait_us))
 					best = i;
