@@ -53,7 +53,8 @@ CREATE FUNCTION numasched_processes(
     OUT class_groups text,
     OUT spill text,
     OUT load double precision,
-    OUT lent_cpus text)
+    OUT lent_cpus text,
+    OUT cpu_priority text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'numasched_processes'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
@@ -61,7 +62,9 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 CREATE VIEW numasched_processes AS SELECT * FROM numasched_processes();
 
 -- Workload classes at a glance: per role and database (a parallel worker
--- counts as its leader's), where their processes run and the CPU they used.
+-- counts as its leader's), where their processes run, at which CPU priority,
+-- and the CPU they used (a background process's load fills no group: it runs
+-- on what normal work leaves idle).
 CREATE VIEW numasched_workloads AS
 SELECT a.usename AS role,
        a.datname AS database,
@@ -69,12 +72,13 @@ SELECT a.usename AS role,
        p.spill,
        p.node,
        p.cpu_group,
+       p.cpu_priority,
        count(*) AS processes,
        count(*) FILTER (WHERE p.backend_type = 'parallel worker') AS parallel_workers,
        sum(p.load) AS load
   FROM numasched_processes p
   LEFT JOIN pg_stat_activity a ON a.pid = p.pid
- GROUP BY 1, 2, 3, 4, 5, 6;
+ GROUP BY 1, 2, 3, 4, 5, 6, 7;
 
 CREATE FUNCTION numasched_stats(
     OUT placements bigint,

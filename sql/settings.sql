@@ -21,6 +21,7 @@ ALTER SYSTEM SET numasched.rebalance_interval = '250ms';
 ALTER SYSTEM SET numasched.nodes = '0';
 ALTER SYSTEM SET numasched.nodes = '';
 ALTER SYSTEM SET numasched.interleave_nodes = '0';
+ALTER SYSTEM SET numasched.cpu_priority = background;
 SELECT name, setting FROM pg_file_settings
   WHERE name LIKE 'numasched.%' AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno;
 
@@ -30,6 +31,7 @@ ALTER SYSTEM SET numasched.max_steal_distance = 256;
 ALTER SYSTEM SET numasched.imbalance_threshold = 0;
 ALTER SYSTEM SET numasched.memory_policy = 'strict';
 ALTER SYSTEM SET numasched.parallel_placement = 'wide';
+ALTER SYSTEM SET numasched.cpu_priority = 'low';
 -- PostgreSQL 17 added units to the range in this message: the code only
 \set VERBOSITY sqlstate
 ALTER SYSTEM SET numasched.rebalance_interval = '-1s';

@@ -149,12 +149,6 @@ numasched_drop_class_locked(int class_id)
 }
 
 const ns_cpuset *
-numasched_slot_reach(const numasched_slot *slot)
-{
-	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].reach : NULL;
-}
-
-const ns_cpuset *
 numasched_slot_home(const numasched_slot *slot)
 {
 	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].home : NULL;

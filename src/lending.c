@@ -110,7 +110,8 @@ choose_visitors(void)
 			int			best = -1;
 
 			for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
-				if (numasched_slots[i].group == g && numasched_slots[i].bound && !visiting[i] &&
+				if (numasched_slots[i].group == g && numasched_slots[i].bound &&
+					!numasched_slots[i].background && !visiting[i] &&
 					waits[i].pid == numasched_slots[i].pid &&
 					waits[i].at == idle_read_at && waits[i].last_wait_us > 0 &&
 					(best < 0 || waits[i].last_wait_us > waits[best].last_wait_us))
@@ -138,7 +139,7 @@ rebind_changed_groups_locked(void)
 		int			lender;
 		ns_cpuset	cpus;
 
-		if (slot->group < 0 || !slot->bound || !group_changed[slot->group])
+		if (slot->group < 0 || !slot->bound || slot->background || !group_changed[slot->group])
 			continue;
 		lender = numasched_lender_for_locked(slot->group, numasched_slot_reach(slot));
 		if (lender == slot->lent_group)
@@ -271,7 +272,8 @@ measure_groups(TimestampTz now, uint64 tick_us, int ngroups, bool some_idle, boo
 		uint64		ran_ns,
 					waited_ns;
 
-		if (pid == 0 || g < 0 || g >= ngroups)
+		/* a background process waits by design: it borrows nothing */
+		if (pid == 0 || g < 0 || g >= ngroups || slot->background)
 			continue;
 		needed = first_look || lending.lender[g] >= 0 || group_lends[g] ||
 			(some_idle && group_idle_us[g] * 2 < tick_us && group_waited_us[g] * 10 < tick_us);

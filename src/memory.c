@@ -34,6 +34,7 @@ static ns_saved_policy inherited_policy;	/* the postmaster's own policy */
 /* this process */
 static int	applied_memory_node = -1;	/* the node of the last adoption */
 static int	applied_memory_setting = -1;	/* numasched.memory_policy then */
+static bool applied_background = false;	/* and whether it ran at background priority */
 static int	kernel_memory_policy = NS_MEMORY_NONE;	/* NONE: as inherited */
 static int	settled_node = -1;	/* the node its memory was last brought to */
 static bool inherited_pages_copied = false;
@@ -127,13 +128,14 @@ numasched_warn_failure(numasched_failure kind, const char *message, const char *
 }
 
 /*
- * May the process be lent the CPUs of another node (lending.c)?  Then
- * "local" must mean its home node wherever it runs.
+ * May the process be lent the CPUs of another node (lending.c), or run on
+ * them at background priority?  Then "local" must mean its home node
+ * wherever it runs.
  */
 static bool
-may_run_on_other_nodes(int node_index)
+may_run_on_other_nodes(int node_index, bool background)
 {
-	if (!numasched_lend_idle_cpus)
+	if (!numasched_lend_idle_cpus && !background)
 		return false;
 	for (int n = 0; n < numasched_machine->nnodes; n++)
 		if (n != node_index && numasched_machine->nodes[n].ncpus > 0 &&
@@ -144,7 +146,7 @@ may_run_on_other_nodes(int node_index)
 }
 
 static void
-apply_memory_policy(int node_index)
+apply_memory_policy(int node_index, bool background)
 {
 	const ns_node *node = &numasched_machine->nodes[node_index];
 	char		err[NS_ERRLEN];
@@ -158,6 +160,7 @@ apply_memory_policy(int node_index)
 	 */
 	applied_memory_node = node_index;
 	applied_memory_setting = numasched_memory_policy;
+	applied_background = background;
 
 	if (!numasched_memory_call_usable(NS_CALL_SET_MEMPOLICY))
 		return;
@@ -169,7 +172,7 @@ apply_memory_policy(int node_index)
 	 * NUMA balancing leaves what it has where it is (it migrates no page of
 	 * a process with a policy of its own): a short visit moves nothing.
 	 */
-	if (policy == NS_MEMORY_LOCAL && may_run_on_other_nodes(node_index))
+	if (policy == NS_MEMORY_LOCAL && may_run_on_other_nodes(node_index, background))
 		policy = NS_MEMORY_PREFERRED;
 	/* "none" leaves a process that never had a policy alone */
 	if (policy == NS_MEMORY_NONE && kernel_memory_policy == NS_MEMORY_NONE)
@@ -233,7 +236,7 @@ settle_memory(int node_index, bool copy)
 void
 numasched_memory_placed(int node_index, numasched_kind kind, bool bound)
 {
-	apply_memory_policy(node_index);
+	apply_memory_policy(node_index, numasched_slots[numasched_procno(MyProc)].background);
 	if (bound && kind == NUMASCHED_PARALLEL_WORKER)
 		settle_memory(node_index, false);
 }
@@ -263,8 +266,9 @@ numasched_follow_slot(void)
 	node = slot->node;
 	if (slot->pid != MyProcPid)
 		return;
-	if (node != applied_memory_node || numasched_memory_policy != applied_memory_setting)
-		apply_memory_policy(node);
+	if (node != applied_memory_node || numasched_memory_policy != applied_memory_setting ||
+		slot->background != applied_background)
+		apply_memory_policy(node, slot->background);
 	if (node == settled_node || !slot->bound)
 		return;
 	if (settled_node < 0)

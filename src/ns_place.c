@@ -292,3 +292,13 @@ ns_place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings
 		group = least_loaded_weighted(plan, loads, settings, home, NULL, false);
 	finish(plan, home, group, result);
 }
+
+void
+ns_reach_cpus(const ns_plan *plan, const ns_settings *settings, int home,
+			  const ns_cpuset *reach, ns_cpuset *cpus)
+{
+	ns_cpuset_zero(cpus);
+	for (int g = 0; g < plan->ngroups; g++)
+		if (ns_in_set(reach, g) && ns_within_reach(plan, settings, home, plan->groups[g].node))
+			ns_cpuset_or(cpus, cpus, &plan->groups[g].cpus);
+}

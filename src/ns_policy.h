@@ -120,6 +120,13 @@ ns_within_reach(const ns_plan *plan, const ns_settings *settings, int from, int 
 		ns_distance(plan->topo, from, to) <= settings->max_steal_distance;
 }
 
+/*
+ * The CPUs of every group in "reach" (NULL: all) on a node within reach of
+ * node "home": where a background process may run.
+ */
+void		ns_reach_cpus(const ns_plan *plan, const ns_settings *settings, int home,
+						  const ns_cpuset *reach, ns_cpuset *cpus);
+
 typedef struct ns_request
 {
 	bool		parallel_worker;

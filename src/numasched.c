@@ -201,13 +201,33 @@ register_scheduler(void)
 	RegisterBackgroundWorker(&worker);
 }
 
+/*
+ * Says once, at start, whether a session at background CPU priority can be
+ * given normal priority back: where it cannot, a SET back is refused and the
+ * priority lasts for the session's life.
+ */
+static void
+probe_priority(void)
+{
+	char		why[NS_ERRLEN];
+
+	if (!ns_may_raise_priority(why, sizeof(why)))
+		ereport(LOG,
+				(errmsg("numasched.cpu_priority = background lasts for a session's life here"),
+				 errdetail_from_core(why),
+				 errhint("To let a session go back to normal, and lock holders at background priority be raised while normal sessions wait for them, give the server LimitNICE=0 in its systemd unit (or CAP_SYS_NICE).")));
+}
+
 void
 _PG_init(void)
 {
 	if (process_shared_preload_libraries_in_progress)
 		numasched_load_machine();
 	if (process_shared_preload_libraries_in_progress && !IsUnderPostmaster)
+	{
 		numasched_probe_memory();
+		probe_priority();
+	}
 
 	numasched_define_settings();
 

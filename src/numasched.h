@@ -62,7 +62,20 @@ typedef struct numasched_slot
 	TimestampTz placed_at;
 	ns_cpuset	cpus;			/* the CPUs of its group it was bound to */
 	int16		lent_group;		/* a group lending it CPUs too; -1: none */
+	bool		background;		/* background CPU priority: runs on every CPU in reach */
+	bool		autogroup_pending;	/* its autogroup's nice is still to be set */
+	bool		raised;			/* normal for now: it holds a lock normal work waits for */
 } numasched_slot;
+
+/*
+ * What a slot counts in its group's load: a background process fills no
+ * group (it runs on what normal work leaves idle).
+ */
+static inline uint32
+numasched_slot_load(const numasched_slot *slot)
+{
+	return slot->background ? 0 : slot->weight;
+}
 
 typedef enum numasched_stat
 {
@@ -135,9 +148,13 @@ extern void numasched_mark_slot(const numasched_slot *slot, bool occupied_now);
 /* Copies a plan into the shared one; lock held exclusively. */
 extern void numasched_copy_plan_to_shared(const ns_plan *plan);
 
+/* The groups a slot's class may spill to; NULL: any. */
+extern const ns_cpuset *numasched_slot_reach(const numasched_slot *slot);
+
 /*
  * The CPUs the kernel was last told for a slot: its group's, and those of
- * a group lending it CPUs; lock held.
+ * a group lending it CPUs, or, at background priority, every group in its
+ * class's reach; lock held.
  */
 extern void numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus);
 
@@ -171,8 +188,6 @@ extern void numasched_drop_class_locked(int class_id);
 /* What a class's settings mean in the groups in force. */
 extern void numasched_compute_class_locked(numasched_class *class);
 
-/* The groups a slot's class may spill to; NULL: any. */
-extern const ns_cpuset *numasched_slot_reach(const numasched_slot *slot);
 
 /* the plan in force (regroup.c) */
 
@@ -227,7 +242,8 @@ typedef enum numasched_failure
 	FAILURE_AFFINITY,
 	FAILURE_UNBIND,
 	FAILURE_MEMORY_POLICY,
-	FAILURE_SETTLE
+	FAILURE_SETTLE,
+	FAILURE_PRIORITY
 } numasched_failure;
 
 /* A WARNING once per process and kind of failure, and bind_failures counted. */
@@ -283,6 +299,16 @@ extern void numasched_move_slot_locked(numasched_slot *slot, int group);
  * the groups "reach" (NULL: all) may use them; else -1.  Lock held.
  */
 extern int	numasched_lender_for_locked(int group, const ns_cpuset *reach);
+
+/* CPU priority (priority.c) */
+
+/*
+ * Gives process "pid" (0: this one) background priority or normal back;
+ * *autogroup_pending when its autogroup's nice could not be set yet (the
+ * kernel's rate limit), for the scheduler to try again.
+ */
+extern bool numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending,
+								   char *err, size_t errlen);
 
 /* per slot, what its process ran and waited, in ns (schedstat.c) */
 extern void numasched_schedstat_init(void);
@@ -342,6 +368,13 @@ extern void numasched_guard_segment(void);
 
 /* ERROR unless loaded through shared_preload_libraries. */
 extern void numasched_require_loaded(void);
+
+/*
+ * Background lock holders raised while normal processes wait for them, and
+ * autogroup nice values tried again (inversion.c), every 100 ms.
+ */
+extern void numasched_inversion_start(void);
+extern void numasched_inversion_tick(void);
 
 /* The scheduler worker's entry point (scheduler.c). */
 extern PGDLLEXPORT void numasched_scheduler_main(Datum arg);

@@ -27,7 +27,7 @@ void
 numasched_forget_slot_locked(numasched_slot *slot)
 {
 	if (slot->group >= 0 && slot->group < numasched_state->ngroups)
-		ns_loads_add(numasched_shared_plan(), numasched_shared_loads(), slot->group, -(int64) slot->weight);
+		ns_loads_add(numasched_shared_plan(), numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
 	numasched_drop_class_locked(slot->class_id);
 	slot->class_id = -1;
 	slot->pid = 0;
@@ -72,7 +72,11 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	int			class_id = -1;
 	int			lender;
 	int			parallel_mode = numasched_parallel_placement;
+	bool		background = numasched_cpu_priority == CPU_PRIORITY_BACKGROUND;
+	bool		background_refused = false;
+	bool		autogroup_pending = false;
 	char		err[NS_ERRLEN];
+	char		priority_err[NS_ERRLEN];
 
 	if (self)
 		numasched_class_changed = false;	/* placed with the settings of now */
@@ -133,6 +137,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		 */
 		if (!self)
 		{
+			background = lslot->background;
 			parallel_mode = lslot->parallel_mode;
 			settings.parallel = parallel_mode;
 			if (lslot->class_id >= 0)
@@ -151,12 +156,23 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		request.reach_groups = &numasched_classes[class_id].reach;
 	}
 	ns_place(plan, numasched_shared_loads(), &settings, &request, &where);
-	ns_loads_add(plan, numasched_shared_loads(), where.group, NS_DEFAULT_WEIGHT);
+
+	/*
+	 * Background priority before the wider mask, so that it never competes
+	 * as normal work outside its group; a refusal places it as normal.
+	 */
+	if (background && !numasched_set_priority(self ? 0 : pid, true, &autogroup_pending,
+											  priority_err, sizeof(priority_err)))
+		background = false, background_refused = true;
+	if (!background)
+		ns_loads_add(plan, numasched_shared_loads(), where.group, NS_DEFAULT_WEIGHT);
 	cpus = kernel_cpus = plan->groups[where.group].cpus;
 	/* a group that borrows idle CPUs now: the newcomer may use them too */
-	lender = numasched_lender_for_locked(where.group, request.reach_groups);
+	lender = background ? -1 : numasched_lender_for_locked(where.group, request.reach_groups);
 	if (lender >= 0)
 		ns_cpuset_or(&kernel_cpus, &kernel_cpus, &plan->groups[lender].cpus);
+	if (background)
+		ns_reach_cpus(plan, &settings, where.node, request.reach_groups, &kernel_cpus);
 	/*
 	 * Bound while the lock orders us against anybody moving it.  A group of
 	 * every usable CPU (one node, one group: the defaults on a machine with
@@ -183,6 +199,9 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->placed_at = GetCurrentTimestamp();
 	slot->cpus = cpus;
 	slot->lent_group = bound ? lender : -1;
+	slot->background = background;
+	slot->autogroup_pending = autogroup_pending;
+	slot->raised = false;
 	numasched_release();
 
 	numasched_count(STAT_PLACEMENTS, 1);
@@ -199,6 +218,10 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		numasched_warn_failure(FAILURE_AFFINITY,
 							   psprintf("numasched could not set its CPU affinity, process %d runs unbound", (int) pid),
 							   err);
+	if (background_refused)
+		numasched_warn_failure(FAILURE_PRIORITY,
+							   psprintf("numasched could not give process %d background CPU priority, it runs as normal work", (int) pid),
+							   priority_err);
 	if (self)
 		numasched_memory_placed(where.node, kind, bound);
 
@@ -222,11 +245,16 @@ unplace_self(void)
 {
 	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
 	char		err[NS_ERRLEN];
+	bool		autogroup_pending;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	if (slot->pid == MyProcPid)
 		numasched_forget_slot_locked(slot);
 	numasched_release();
+	if (ns_is_background(0) == 1 && !numasched_set_priority(0, false, &autogroup_pending, err, sizeof(err)))
+		ereport(LOG,
+				(errmsg("numasched let process %d go at background CPU priority", (int) MyProcPid),
+				 errdetail_from_core(err)));
 	if (!ns_bind_cpus(0, &numasched_machine->usable, err, sizeof(err)))
 		numasched_warn_failure(FAILURE_UNBIND,
 							   psprintf("numasched could not give process %d back the CPUs it had before it was placed", (int) MyProcPid),
@@ -242,6 +270,9 @@ numasched_reclass(void)
 	const ns_cpuset *home;
 	ns_settings settings;
 	int			moved_to = -1;
+	bool		want_background = numasched_cpu_priority == CPU_PRIORITY_BACKGROUND;
+	bool		priority_changed = false;
+	bool		autogroup_pending = false;
 	char		err[NS_ERRLEN];
 
 	numasched_class_changed = false;
@@ -262,6 +293,17 @@ numasched_reclass(void)
 	}
 
 	numasched_settings(&settings);
+	/* the kernel's priority first, outside the lock; it is what counts */
+	if (want_background != slot->background &&
+		!numasched_set_priority(0, want_background, &autogroup_pending, err, sizeof(err)))
+	{
+		numasched_warn_failure(FAILURE_PRIORITY,
+							   psprintf(want_background ?
+										"numasched could not give process %d background CPU priority, it runs as normal work" :
+										"numasched could not give process %d normal CPU priority back, it stays background",
+										(int) MyProcPid), err);
+		want_background = slot->background;
+	}
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
 	plan = numasched_shared_plan();
@@ -269,6 +311,15 @@ numasched_reclass(void)
 	numasched_drop_class_locked(slot->class_id);
 	slot->class_id = numasched_take_own_class_locked();
 	slot->parallel_mode = numasched_parallel_placement;
+	if (want_background != slot->background && slot->group >= 0)
+	{
+		ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
+		slot->background = want_background;
+		slot->autogroup_pending = autogroup_pending;
+		slot->raised = false;
+		ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
+		priority_changed = true;
+	}
 	home = numasched_slot_home(slot);
 	if (slot->group < 0 || (home && !ns_cpuset_test(home, slot->group)))
 	{
@@ -277,23 +328,41 @@ numasched_reclass(void)
 
 		/* placed as if new, its own load taken out of where it is */
 		if (slot->group >= 0)
-			ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) slot->weight);
+			ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
 		ns_place(plan, numasched_shared_loads(), &settings, &request, &where);
 		if (slot->group >= 0)
-			ns_loads_add(plan, numasched_shared_loads(), slot->group, slot->weight);
+			ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
 		if (where.group == slot->group)
 			;					/* spilled already, and no group of its own has room */
-		else if (ns_bind_cpus(0, &plan->groups[where.group].cpus, err, sizeof(err)))
-		{
-			numasched_move_slot_locked(slot, where.group);
-			slot->bound = true;
-			moved_to = where.group;
-		}
 		else
 		{
-			numasched_count(STAT_BIND_FAILURES, 1);
-			numasched_warn_later("numasched could not move process %d into its CPU groups: %s", (int) MyProcPid, err);
+			ns_cpuset	cpus = plan->groups[where.group].cpus;
+
+			if (slot->background)
+				ns_reach_cpus(plan, &settings, where.node, numasched_slot_reach(slot), &cpus);
+			if (ns_bind_cpus(0, &cpus, err, sizeof(err)))
+			{
+				numasched_move_slot_locked(slot, where.group);
+				slot->bound = true;
+				moved_to = where.group;
+				priority_changed = false;	/* bound as its priority wants */
+			}
+			else
+			{
+				numasched_count(STAT_BIND_FAILURES, 1);
+				numasched_warn_later("numasched could not move process %d into its CPU groups: %s", (int) MyProcPid, err);
+			}
 		}
+	}
+	if (priority_changed || (slot->background && slot->group >= 0 && moved_to < 0))
+	{
+		ns_cpuset	cpus;
+
+		/* a normal one may share what its group borrows; a background one's reach may have changed */
+		slot->lent_group = slot->background ? -1 :
+			numasched_lender_for_locked(slot->group, numasched_slot_reach(slot));
+		numasched_slot_kernel_cpus(slot, &cpus);
+		slot->bound = numasched_bind_slot_locked(slot, &cpus);
 	}
 	numasched_release();
 	if (moved_to >= 0 && numasched_log_placements)
@@ -334,8 +403,8 @@ numasched_move_slot_locked(numasched_slot *slot, int group)
 	int			hops = plan->hops[slot->node * plan->topo->nnodes + to_node];
 
 	if (slot->group >= 0)
-		ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) slot->weight);
-	ns_loads_add(plan, numasched_shared_loads(), group, slot->weight);
+		ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
+	ns_loads_add(plan, numasched_shared_loads(), group, numasched_slot_load(slot));
 	slot->group = group;
 	slot->node = to_node;
 	slot->cpus = plan->groups[group].cpus;

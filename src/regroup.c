@@ -103,7 +103,7 @@ numasched_sync_plan(void)
 			slot->group = where.group;
 		}
 		slot->node = shared->groups[slot->group].node;
-		ns_loads_add(shared, numasched_shared_loads(), slot->group, slot->weight);
+		ns_loads_add(shared, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
 	}
 	numasched_state->configured = true;
 	numasched_state->groups_per_node = groups_per_node;

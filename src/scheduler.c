@@ -265,14 +265,22 @@ rebind_after_regroup_locked(void)
 		numasched_slot *slot = &numasched_slots[i];
 		int			from_node;
 
+		ns_cpuset	old_cpus = slot->cpus;
+		ns_cpuset	cpus;
+
+		/* a background process's reach may have changed with the groups */
 		if (slot->group < 0 ||
-			ns_cpuset_equal(&slot->cpus, &plan->groups[slot->group].cpus))
+			(!slot->background && ns_cpuset_equal(&slot->cpus, &plan->groups[slot->group].cpus)))
 			continue;
 		from_node = node_of_cpu(ns_cpuset_next(&slot->cpus, 0));
-		slot->bound = numasched_bind_slot_locked(slot, &plan->groups[slot->group].cpus);
-		if (!slot->bound)
-			continue;
 		slot->cpus = plan->groups[slot->group].cpus;
+		numasched_slot_kernel_cpus(slot, &cpus);
+		slot->bound = numasched_bind_slot_locked(slot, &cpus);
+		if (!slot->bound)
+		{
+			slot->cpus = old_cpus;
+			continue;
+		}
 		if (from_node >= 0 && from_node != slot->node)
 		{
 			node_moves[n].pid = slot->pid;
@@ -353,15 +361,17 @@ rebalance_pass(void)
 
 		if (slot->pid != measured[m].pid || slot->group < 0)
 			continue;			/* gone, or another process, since */
-		ns_loads_add(plan, numasched_shared_loads(), slot->group,
-					 (int64) measured[m].weight - (int64) slot->weight);
+		if (!slot->background)
+			ns_loads_add(plan, numasched_shared_loads(), slot->group,
+						 (int64) measured[m].weight - (int64) slot->weight);
 		slot->weight = measured[m].weight;
 	}
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		if (slot->group < 0)
+		/* a background process fills no group: nothing to balance */
+		if (slot->group < 0 || slot->background)
 			continue;
 		procs[nprocs].group = slot->group;
 		procs[nprocs].weight = slot->weight;
@@ -430,6 +440,7 @@ numasched_scheduler_main(Datum arg)
 	/* a regroup may have happened while no scheduler ran */
 	bound_generation = numasched_state->generation - 1;
 	numasched_lend_start();
+	numasched_inversion_start();
 
 	while (!ShutdownRequestPending)
 	{
@@ -452,6 +463,7 @@ numasched_scheduler_main(Datum arg)
 			if (numasched_enabled)
 				place_lock_group_members();
 			numasched_forget_gone(bgworkers_first, bgworkers_end);
+			numasched_inversion_tick();
 			last_discovery = now;
 		}
 		rebind_after_regroup(reloaded);

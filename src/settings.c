@@ -42,6 +42,12 @@ static const struct config_enum_entry spill_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry cpu_priority_options[] = {
+	{"normal", CPU_PRIORITY_NORMAL, false},
+	{"background", CPU_PRIORITY_BACKGROUND, false},
+	{NULL, 0, false}
+};
+
 static const struct config_enum_entry shared_memory_options[] = {
 	{"default", SHARED_MEMORY_DEFAULT, false},
 	{"interleave", SHARED_MEMORY_INTERLEAVE, false},
@@ -64,6 +70,7 @@ bool		numasched_copy_inherited_pages = true;
 char	   *numasched_nodes = NULL;
 char	   *numasched_cpu_groups = NULL;
 int			numasched_spill = SPILL_NEAREST;
+int			numasched_cpu_priority = CPU_PRIORITY_NORMAL;
 bool		numasched_class_changed = false;
 bool		numasched_in_set_statement = false;
 char	   *numasched_interleave_nodes_list = NULL;
@@ -275,6 +282,32 @@ assign_spill(int newval, void *extra)
 	numasched_class_changed |= newval != numasched_spill;
 }
 
+/*
+ * A SET back to normal in a session that runs at background priority, where
+ * the kernel would refuse to raise it, is refused here with what to do;
+ * asked of the kernel, not of our books.  Elsewhere (a reload, a role's
+ * value, the end of a SET LOCAL) the session simply stays background.
+ */
+static bool
+check_cpu_priority(int *newval, void **extra, GucSource source)
+{
+	char		why[NS_ERRLEN];
+
+	if (*newval != CPU_PRIORITY_NORMAL || source != PGC_S_SESSION || !numasched_in_set_statement ||
+		ns_is_background(0) != 1 || ns_may_raise_priority(why, sizeof(why)))
+		return true;
+	GUC_check_errmsg("numasched cannot give this session normal CPU priority back");
+	GUC_check_errdetail("The kernel lets a process lower its priority but not raise it again: %s.", why);
+	GUC_check_errhint("Open a new session for normal work, or let the server raise priorities: LimitNICE=0 in its systemd unit, or CAP_SYS_NICE.");
+	return false;
+}
+
+static void
+assign_cpu_priority(int newval, void *extra)
+{
+	numasched_class_changed |= newval != numasched_cpu_priority;
+}
+
 static void
 assign_parallel_placement(int newval, void *extra)
 {
@@ -344,7 +377,7 @@ numasched_define_settings(void)
 {
 	/*
 	 * A workload class (enabled, parallel_placement, nodes, cpu_groups,
-	 * spill) can be set per role and database and in a session; what shapes
+	 * spill, cpu_priority) can be set per role and database and in a session; what shapes
 	 * the groups and the scheduler stays server-wide.
 	 */
 	DefineCustomBoolVariable("numasched.enabled",
@@ -419,6 +452,11 @@ numasched_define_settings(void)
 							 "When the CPU groups of a session are full: nearest places it in the nearest group with room on numasched.nodes, never keeps it in its groups.",
 							 NULL, &numasched_spill, SPILL_NEAREST, spill_options,
 							 PGC_SUSET, 0, NULL, assign_spill, NULL);
+
+	DefineCustomEnumVariable("numasched.cpu_priority",
+							 "CPU priority of a session and its parallel workers: background runs on every idle CPU in reach of its class, below every normal session, and keeps its memory home.",
+							 NULL, &numasched_cpu_priority, CPU_PRIORITY_NORMAL, cpu_priority_options,
+							 PGC_SUSET, 0, check_cpu_priority, assign_cpu_priority, NULL);
 
 	DefineCustomBoolVariable("numasched.log_placements",
 							 "Logs every placement and move.",

@@ -7,6 +7,7 @@
 
 #include "ns_os.h"
 #include "ns_policy.h"
+#include "ns_priority.h"
 #include "ns_topology.h"
 
 #define NUMASCHED_NODES_LEN 256
@@ -27,6 +28,7 @@ extern bool numasched_copy_inherited_pages;
 extern char *numasched_nodes;
 extern char *numasched_cpu_groups;
 extern int	numasched_spill;
+extern int	numasched_cpu_priority;
 extern bool numasched_log_placements;
 extern int	numasched_shared_memory;
 extern char *numasched_interleave_nodes_list;
@@ -55,6 +57,12 @@ extern bool numasched_class_changed;
  * (a function's SET clause and set_config() are checked for syntax only).
  */
 extern bool numasched_in_set_statement;
+
+typedef enum numasched_cpu_priority_mode
+{
+	CPU_PRIORITY_NORMAL,
+	CPU_PRIORITY_BACKGROUND
+} numasched_cpu_priority_mode;
 
 typedef enum numasched_shared_memory_mode
 {

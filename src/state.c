@@ -126,9 +126,23 @@ numasched_copy_plan_to_shared(const ns_plan *plan)
 		numasched_group_lender[g] = -1;
 }
 
+const ns_cpuset *
+numasched_slot_reach(const numasched_slot *slot)
+{
+	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].reach : NULL;
+}
+
 void
 numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus)
 {
+	if (slot->background)
+	{
+		ns_settings settings;
+
+		numasched_settings(&settings);
+		ns_reach_cpus(numasched_shared_plan(), &settings, slot->node, numasched_slot_reach(slot), cpus);
+		return;
+	}
 	*cpus = slot->cpus;
 	if (slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
 		ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);

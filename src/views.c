@@ -262,14 +262,15 @@ numasched_processes(PG_FUNCTION_ARGS)
 	{
 		numasched_slot *slot = &slots[i];
 		numasched_class *class = slot->class_id >= 0 ? &classes[slot->class_id] : NULL;
-		Datum		values[13];
-		bool		nulls[13] = {0};
+		Datum		values[14];
+		bool		nulls[14] = {0};
+		int			background;
 
 		values[0] = Int32GetDatum(slot->pid);
 		values[1] = backend_type(slot);
 		if (!may_see(slot->pid))
 		{
-			for (int c = 2; c < 13; c++)
+			for (int c = 2; c < 14; c++)
 				nulls[c] = true;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			continue;
@@ -289,7 +290,7 @@ numasched_processes(PG_FUNCTION_ARGS)
 		/* the CPU it used recently, as the scheduler measured it */
 		values[11] = Float8GetDatum((double) slot->weight / NS_CPU_LOAD);
 		/* the CPUs of another group it may use now, lent for a burst */
-		if (ns_cpuset_equal(&kernel_cpus[i], &slot->cpus))
+		if (slot->background || ns_cpuset_equal(&kernel_cpus[i], &slot->cpus))
 			nulls[12] = true;
 		else
 		{
@@ -299,6 +300,10 @@ numasched_processes(PG_FUNCTION_ARGS)
 				ns_cpuset_clear(&lent, cpu);
 			values[12] = PointerGetDatum(cpus_text(&lent));
 		}
+		/* the kernel's answer, not the books' */
+		background = ns_is_background(slot->pid);
+		values[13] = PointerGetDatum(cstring_to_text(background == 1 ? "background" : "normal"));
+		nulls[13] = background < 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -98,25 +98,13 @@ $oltp->query_safe('COMMIT; SELECT 1');
 is(kernel_cpus($oltp_pid), $group_cpus{0}, '...and back at its next statement after it');
 
 # --- parallel workers stay in their leader's class ------------------------------
-$node->safe_psql('postgres', q{
-CREATE TABLE t WITH (fillfactor = 10) AS
-  SELECT g AS x, repeat('x', 800) AS pad FROM generate_series(1, 600) g;
-ALTER TABLE t SET (parallel_workers = 2);
-CREATE FUNCTION slow(int) RETURNS bool LANGUAGE plpgsql PARALLEL SAFE
-  AS $$ BEGIN PERFORM pg_sleep(0.005); RETURN true; END $$;
-GRANT SELECT ON t TO PUBLIC;
-});
+create_slow_table($node);
 
 # The CPU lists of the workers of a slow parallel query in $session.
 sub worker_cpus
 {
 	my ($session, $leader) = @_;
-	$session->query_until(qr/started/, q{
-SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
-SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
-\echo started
-SELECT count(*) FROM t WHERE slow(x);
-});
+	start_slow_parallel_query($session);
 	my $workers = wait_until(sub {
 		my $w = $node->safe_psql('postgres',
 			"SELECT string_agg(pid::text, ' ') FROM numasched_processes WHERE leader_pid = $leader");
@@ -152,12 +140,7 @@ CREATE ROLE unplaced LOGIN;
 ALTER ROLE unplaced SET numasched.enabled = off;
 });
 my ($unplaced, $unplaced_pid) = idle_session('unplaced', 'postgres');
-$unplaced->query_until(qr/started/, q{
-SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
-SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
-\echo started
-SELECT count(*) FROM t WHERE slow(x);
-});
+start_slow_parallel_query($unplaced);
 ok(wait_until(sub {
 	$node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = $unplaced_pid") > 0 }),
 	"enabled = off: the role's parallel query has workers");

@@ -8,8 +8,8 @@ use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
 use Test::More;
 
-our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu need_cpus numasched_cluster
-  cpu_times idle_share);
+our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu stat_field need_cpus
+  numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query);
 
 # The CPU list the kernel holds for a process, from /proc/PID/status.
 sub kernel_cpus
@@ -44,15 +44,22 @@ sub private_pages
 	return %pages;
 }
 
-# The CPU a process last ran on (field 39 of /proc/PID/stat), or undef.
-sub last_cpu
+# Field $n (counted from 1, as proc(5) does) of /proc/PID/stat, or undef.
+sub stat_field
 {
-	my ($pid) = @_;
+	my ($pid, $n) = @_;
 	open(my $fh, '<', "/proc/$pid/stat") or return undef;
 	my $stat = <$fh> // return undef;
 	# the command name in parentheses may hold spaces: split after it
 	my @f = split ' ', substr($stat, rindex($stat, ')') + 2);
-	return $f[36];
+	return $f[ $n - 3 ];
+}
+
+# The CPU a process last ran on (field 39 of /proc/PID/stat), or undef.
+sub last_cpu
+{
+	my ($pid) = @_;
+	return stat_field($pid, 39);
 }
 
 # Each CPU's busy and idle time so far (idle and iowait), in clock ticks,
@@ -123,6 +130,36 @@ sub need_cpus
 	my ($n) = @_;
 	my $cpus = kernel_cpus($$);
 	plan skip_all => "needs at least $n CPUs, this process has $cpus" if cpu_count($cpus) < $n;
+}
+
+# A table of 600 one-row pages (from 17 on, a scan's read stream claims
+# blocks ahead, and a leader could claim all of a small table before its
+# workers start) and a slow PARALLEL SAFE function, readable by everybody: a
+# parallel query over it runs long enough for its workers to be looked at.
+sub create_slow_table
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q{
+CREATE TABLE t WITH (fillfactor = 10) AS
+  SELECT g AS x, repeat('x', 800) AS pad FROM generate_series(1, 600) g;
+ALTER TABLE t SET (parallel_workers = 2);
+CREATE FUNCTION slow(int) RETURNS bool LANGUAGE plpgsql PARALLEL SAFE
+  AS $$ BEGIN PERFORM pg_sleep(0.005); RETURN true; END $$;
+GRANT SELECT ON t TO PUBLIC;
+});
+}
+
+# Starts a parallel query with two workers over that table in $session and
+# returns without waiting for its end.
+sub start_slow_parallel_query
+{
+	my ($session) = @_;
+	$session->query_until(qr/started/, q{
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;
+\echo started
+SELECT count(*) FROM t WHERE slow(x);
+});
 }
 
 # A new cluster, initialized, with numasched preloaded and $conf appended to

@@ -1,0 +1,126 @@
+/*
+ * inversion.c - a background process that holds a lock normal work waits
+ * for runs at normal priority until nobody waits for it; and autogroup nice
+ * values the kernel's rate limit refused are tried again
+ *
+ * The scheduler calls it every 100 ms.  Only a heavyweight lock's holders
+ * are known outside the holder (pg_blocking_pids); an LWLock's are not.
+ * Raising needs no privilege where the process is an autogroup of its own
+ * (its autogroup's nice back to 0: the CPU share it would have as normal
+ * work); out of SCHED_IDLE too where the kernel allows it (RLIMIT_NICE).
+ */
+#include "postgres.h"
+
+#include <errno.h>
+
+#include "catalog/pg_type.h"
+#include "storage/procarray.h"
+#include "utils/array.h"
+#include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+#include "numasched.h"
+
+static bool *blocks_normal;		/* per slot, this tick */
+static MemoryContext guard_context = NULL;
+static bool may_raise = false;
+
+void
+numasched_inversion_start(void)
+{
+	char		why[NS_ERRLEN];
+
+	blocks_normal = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
+	guard_context = AllocSetContextCreate(TopMemoryContext, "numasched inversion guard",
+										  ALLOCSET_SMALL_SIZES);
+	may_raise = ns_may_raise_priority(why, sizeof(why));
+}
+
+/* Marks the background processes among the lock holders "pid" waits for. */
+static void
+mark_blockers(pid_t pid)
+{
+	ArrayType  *holders;
+	Datum	   *pids;
+	int			n;
+
+	holders = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(pid)));
+	deconstruct_array(holders, INT4OID, sizeof(int32), true, TYPALIGN_INT, &pids, NULL, &n);
+	for (int k = 0; k < n; k++)
+	{
+		PGPROC	   *holder = BackendPidGetProc(DatumGetInt32(pids[k]));
+		int			i = holder ? numasched_procno(holder) : -1;
+
+		if (i >= 0 && numasched_slots[i].pid == DatumGetInt32(pids[k]) && numasched_slots[i].background)
+			blocks_normal[i] = true;
+	}
+}
+
+/* Gives a background process its normal share for now, or takes it back. */
+static void
+set_raised(numasched_slot *slot, bool raise)
+{
+	char		err[NS_ERRLEN];
+
+	if (may_raise && !ns_set_background(slot->pid, !raise, err, sizeof(err)))
+		elog(DEBUG1, "numasched could not change the priority of process %d: %s", (int) slot->pid, err);
+	slot->autogroup_pending = !ns_set_autogroup_nice(slot->pid, raise ? 0 : NS_BACKGROUND_NICE) &&
+		errno == EAGAIN;
+	slot->raised = raise;
+	elog(DEBUG1, "numasched %s process %d: %s", raise ? "raises" : "lowers again", (int) slot->pid,
+		 raise ? "it holds a lock a normal process waits for" : "nobody waits for its locks now");
+}
+
+void
+numasched_inversion_tick(void)
+{
+	bool		any_background = false;
+	bool		any_raised = false;
+	bool		any_waiting = false;
+	MemoryContext old;
+
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+
+		blocks_normal[i] = false;
+		if (slot->pid == 0 || !slot->background)
+			continue;
+		any_background = true;
+		any_raised |= slot->raised;
+		if (slot->autogroup_pending)
+			slot->autogroup_pending = !ns_set_autogroup_nice(slot->pid, slot->raised ? 0 : NS_BACKGROUND_NICE) &&
+				errno == EAGAIN;
+	}
+	if (!any_background)
+		return;
+
+	/* normal processes in a heavyweight lock's queue: whom do they wait for? */
+	old = MemoryContextSwitchTo(guard_context);
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+		uint32		wait = ProcGlobal->allProcs[i].wait_event_info;
+
+		if (slot->pid != 0 && !slot->background && (wait & 0xFF000000) == PG_WAIT_LOCK)
+		{
+			mark_blockers(slot->pid);
+			any_waiting = true;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(guard_context);
+	if (!any_waiting && !any_raised)
+		return;
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+
+		if (slot->pid != 0 && slot->background && blocks_normal[i] != slot->raised)
+			set_raised(slot, blocks_normal[i]);
+	}
+	LWLockRelease(numasched_state->lock);
+}
