@@ -106,3 +106,78 @@ ns_may_raise_priority(char *why, size_t whylen)
 			 (unsigned long long) limit.rlim_cur, (unsigned long long) needed, nice_now);
 	return false;
 }
+
+/* Whether "word" is one of the comma-separated items of list[0..len). */
+static bool
+in_comma_list(const char *list, size_t len, const char *word)
+{
+	size_t		wlen = strlen(word);
+
+	for (size_t i = 0; i < len;)
+	{
+		size_t		j = i;
+
+		while (j < len && list[j] != ',')
+			j++;
+		if (j - i == wlen && strncmp(list + i, word, wlen) == 0)
+			return true;
+		i = j + 1;
+	}
+	return false;
+}
+
+bool
+ns_autogroups_apply(void)
+{
+	FILE	   *f = fopen("/proc/sys/kernel/sched_autogroup_enabled", "r");
+	char		line[4096];
+	int			enabled = 0;
+	bool		v1_cpu = false,
+				in_root = false;
+
+	if (f == NULL)
+		return false;			/* a kernel without autogroups */
+	if (fscanf(f, "%d", &enabled) != 1)
+		enabled = 0;
+	fclose(f);
+	if (!enabled || (f = fopen("/proc/self/cgroup", "r")) == NULL)
+		return false;
+	/* "id:controllers:path"; cgroup v2 is "0::path" */
+	while (fgets(line, sizeof(line), f))
+	{
+		char	   *c = strchr(line, ':'),
+				   *p = c ? strchr(c + 1, ':') : NULL;
+		bool		root_path;
+
+		if (p == NULL)
+			continue;
+		root_path = strcmp(p + 1, "/\n") == 0 || strcmp(p + 1, "/") == 0;
+		if (in_comma_list(c + 1, p - c - 1, "cpu"))
+		{
+			v1_cpu = true;
+			in_root = root_path;
+			break;
+		}
+		if (p == c + 1)
+			in_root = root_path;
+	}
+	fclose(f);
+	if (!v1_cpu && !in_root)
+	{
+		/* v2 below the root: its own cpu group only if the root hands cpu down */
+		FILE	   *control = fopen("/sys/fs/cgroup/cgroup.subtree_control", "r");
+		size_t		n = 0;
+
+		if (control)
+		{
+			n = fread(line, 1, sizeof(line) - 1, control);
+			fclose(control);
+		}
+		line[n] = '\0';
+		for (char *t = strtok(line, " \n"); t; t = strtok(NULL, " \n"))
+			if (strcmp(t, "cpu") == 0)
+				return false;
+		return true;
+	}
+	return in_root;
+}

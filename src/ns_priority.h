@@ -5,7 +5,7 @@
  * No PostgreSQL header.  The kernel lets any process lower its own priority
  * or that of a process of its user, but raising it back (leaving
  * SCHED_IDLE) needs RLIMIT_NICE to allow nice 0 (a limit of 20, systemd's
- * LimitNICE=0) or CAP_SYS_NICE; the default limit is 0.
+ * LimitNICE=+0) or CAP_SYS_NICE; the default limit is 0.
  *
  * Every PostgreSQL child calls setsid(), so with autogroups (Debian's and
  * Ubuntu's kernels, for processes outside any cpu cgroup) each backend is a
@@ -34,6 +34,13 @@ bool		ns_set_background(pid_t pid, bool background, char *err, size_t errlen);
  * without autogroups.
  */
 bool		ns_set_autogroup_nice(pid_t pid, int nice);
+
+/*
+ * Whether the caller's CPU share is its autogroup's: autogroups enabled and
+ * the caller in the root cpu cgroup (a cgroup namespace that hides a
+ * container's cgroup looks like the root: then the answer is a guess).
+ */
+bool		ns_autogroups_apply(void);
 
 /* 1: process "pid" runs at background priority, 0: not, -1: unknown (gone). */
 int			ns_is_background(pid_t pid);

@@ -215,7 +215,12 @@ probe_priority(void)
 		ereport(LOG,
 				(errmsg("numasched.cpu_priority = background lasts for a session's life here"),
 				 errdetail_from_core(why),
-				 errhint("To let a session go back to normal, and lock holders at background priority be raised while normal sessions wait for them, give the server LimitNICE=0 in its systemd unit (or CAP_SYS_NICE).")));
+				 errhint("To let a session go back to normal, and a lock holder in a cpu cgroup leave SCHED_IDLE while normal sessions wait for it, give the server LimitNICE=+0 in its systemd unit (RLIMIT_NICE 20), or AmbientCapabilities=CAP_SYS_NICE.")));
+	if (ns_autogroups_apply())
+		ereport(LOG,
+				(errmsg("numasched ranks background processes by their autogroups here"),
+				 errdetail("Each PostgreSQL process is an autogroup of its own outside any cpu cgroup, and the kernel lets an autogroup's nice change ten times a second machine-wide: a parallel worker of a background query may run at a normal share until its turn comes."),
+				 errhint("Put the server in a cpu cgroup of its own (CPUWeight=100 in its systemd unit), where SCHED_IDLE alone ranks background work at once, or set kernel.sched_autogroup_enabled = 0.")));
 }
 
 void

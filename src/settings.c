@@ -298,7 +298,7 @@ check_cpu_priority(int *newval, void **extra, GucSource source)
 		return true;
 	GUC_check_errmsg("numasched cannot give this session normal CPU priority back");
 	GUC_check_errdetail("The kernel lets a process lower its priority but not raise it again: %s.", why);
-	GUC_check_errhint("Open a new session for normal work, or let the server raise priorities: LimitNICE=0 in its systemd unit, or CAP_SYS_NICE.");
+	GUC_check_errhint("Open a new session for normal work, or let the server raise priorities: LimitNICE=+0 in its systemd unit (RLIMIT_NICE 20), or AmbientCapabilities=CAP_SYS_NICE.");
 	return false;
 }
 

@@ -117,6 +117,20 @@ debian_package() {
 	return $status
 }
 
+# Background CPU priority where the server may raise it again (as
+# AmbientCapabilities=CAP_SYS_NICE in its unit would allow): 011 again, with
+# the server holding CAP_SYS_NICE, which the test checks it has.
+background_raisable() {
+	local scratch
+	scratch=$(mktemp -d /tmp/numasched-cap-XXXXXX)
+	scratches+=("$scratch")
+	copy_tree "$scratch"
+	chown -R postgres: "$scratch"
+	setpriv --reuid postgres --regid postgres --init-groups --inh-caps=+sys_nice --ambient-caps=+sys_nice \
+		env HOME="$scratch" NUMASCHED_EXPECT_RAISE=1 make -s -C "$scratch" installcheck REGRESS= \
+		PROVE_TESTS=test/t/011_background.pl
+}
+
 step "core unit tests (fixture sysfs trees)" prove test/core.t
 step "release: versions, oldest PostgreSQL, maintainer, licence agree; make dist" prove test/release.t
 step "layers: the core uses nothing above it, no circle of uses in the glue or the CLI" prove test/layers.t
@@ -124,6 +138,9 @@ step "numasched-plan" prove test/cli.t
 step "fuzzers" prove test/fuzz.t
 step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/tests/test_*.py
 step "PostgreSQL 15, as the Debian package: its contents, then pg_regress and TAP tests on it" debian_package
+if [ "$(id -u)" = 0 ]; then
+	step "PostgreSQL 15: background CPU priority with the server holding CAP_SYS_NICE" background_raisable
+fi
 for major in 17 18 19; do
 	if [ "$(id -u)" != 0 ]; then
 		echo "== PostgreSQL $major skipped: preparing it needs root (downloads, make install)"
