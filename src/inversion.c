@@ -4,7 +4,11 @@
  * values the kernel's rate limit refused are tried again
  *
  * The scheduler calls it every 100 ms.  Only a heavyweight lock's holders
- * are known outside the holder (pg_blocking_pids); an LWLock's are not.
+ * are known outside the holder (pg_blocking_pids); an LWLock's are not.  A
+ * raised process stays raised until it has blocked nobody for a second:
+ * the kernel allows ten autogroup changes a second on the whole machine,
+ * and a session that blocked normal work is likely to again with its next
+ * transaction.
  * Raising needs no privilege where the process is an autogroup of its own
  * (its autogroup's nice back to 0: the CPU share it would have as normal
  * work); out of SCHED_IDLE too where the kernel allows it (RLIMIT_NICE).
@@ -18,11 +22,17 @@
 #include "utils/array.h"
 #include "utils/fmgrprotos.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "numasched.h"
 
+/* how long a raised process stays raised after it last blocked anybody */
+#define RAISED_FOR_MS 5000
+
 static bool *blocks_normal;		/* per slot, this tick */
+static pid_t *blocked_pid;		/* per slot: the process last seen blocking */
+static TimestampTz *blocked_at; /* and when */
 static MemoryContext guard_context = NULL;
 static bool may_raise = false;
 
@@ -32,10 +42,15 @@ numasched_inversion_start(void)
 	char		why[NS_ERRLEN];
 
 	blocks_normal = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
+	blocked_pid = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(pid_t));
+	blocked_at = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(TimestampTz));
 	guard_context = AllocSetContextCreate(TopMemoryContext, "numasched inversion guard",
 										  ALLOCSET_SMALL_SIZES);
 	may_raise = ns_may_raise_priority(why, sizeof(why));
 }
+
+static void raise_blockers(void);
+static void retry_pending(void);
 
 /* Marks the background processes among the lock holders "pid" waits for. */
 static void
@@ -78,6 +93,7 @@ numasched_inversion_tick(void)
 	bool		any_background = false;
 	bool		any_raised = false;
 	bool		any_waiting = false;
+	bool		any_pending = false;
 	MemoryContext old;
 
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
@@ -89,9 +105,7 @@ numasched_inversion_tick(void)
 			continue;
 		any_background = true;
 		any_raised |= slot->raised;
-		if (slot->autogroup_pending)
-			slot->autogroup_pending = !ns_set_autogroup_nice(slot->pid, slot->raised ? 0 : NS_BACKGROUND_NICE) &&
-				errno == EAGAIN;
+		any_pending |= slot->autogroup_pending;
 	}
 	if (!any_background)
 		return;
@@ -111,16 +125,57 @@ numasched_inversion_tick(void)
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(guard_context);
-	if (!any_waiting && !any_raised)
-		return;
+	if (any_waiting || any_raised)
+		raise_blockers();
+	if (any_pending || any_waiting || any_raised)
+		retry_pending();
+}
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+/*
+ * The autogroup changes the kernel's rate limit refused, after the raises of
+ * this tick (which come first).
+ */
+static void
+retry_pending(void)
+{
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		if (slot->pid != 0 && slot->background && blocks_normal[i] != slot->raised)
-			set_raised(slot, blocks_normal[i]);
+		if (slot->pid != 0 && slot->background && slot->autogroup_pending)
+			slot->autogroup_pending = !ns_set_autogroup_nice(slot->pid, slot->raised ? 0 : NS_BACKGROUND_NICE) &&
+				errno == EAGAIN;
 	}
+}
+
+/*
+ * Raises the background processes that blocked a normal one within the last
+ * RAISED_FOR_MS, and lowers the others raised before.
+ */
+static void
+raise_blockers(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	/* raising first: with the kernel's rate limit, what helps a waiter now comes first */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+		{
+			numasched_slot *slot = &numasched_slots[i];
+			bool		raise;
+
+			if (slot->pid == 0 || !slot->background)
+				continue;
+			if (blocks_normal[i])
+			{
+				blocked_pid[i] = slot->pid;
+				blocked_at[i] = now;
+			}
+			raise = blocked_pid[i] == slot->pid &&
+				now < TimestampTzPlusMilliseconds(blocked_at[i], RAISED_FOR_MS);
+			if (raise != slot->raised && raise == (pass == 0))
+				set_raised(slot, raise);
+		}
 	LWLockRelease(numasched_state->lock);
 }

@@ -152,6 +152,13 @@ extern void numasched_copy_plan_to_shared(const ns_plan *plan);
 extern const ns_cpuset *numasched_slot_reach(const numasched_slot *slot);
 
 /*
+ * The CPUs a slot's process gets in a group of the shared plan: the group's,
+ * or at background priority every group in its class's reach from there;
+ * lock held.
+ */
+extern void numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus);
+
+/*
  * The CPUs the kernel was last told for a slot: its group's, and those of
  * a group lending it CPUs, or, at background priority, every group in its
  * class's reach; lock held.

@@ -336,10 +336,9 @@ numasched_reclass(void)
 			;					/* spilled already, and no group of its own has room */
 		else
 		{
-			ns_cpuset	cpus = plan->groups[where.group].cpus;
+			ns_cpuset	cpus;
 
-			if (slot->background)
-				ns_reach_cpus(plan, &settings, where.node, numasched_slot_reach(slot), &cpus);
+			numasched_group_cpus_for(slot, where.group, &cpus);
 			if (ns_bind_cpus(0, &cpus, err, sizeof(err)))
 			{
 				numasched_move_slot_locked(slot, where.group);
@@ -423,6 +422,7 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool
 	const ns_cpuset *reach;
 	numasched_slot *slot;
 	const ns_plan *plan;
+	ns_cpuset	cpus;
 	char		err[NS_ERRLEN];
 	int			first,
 				count;
@@ -454,8 +454,9 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool
 		numasched_release();
 		return MOVE_OUTSIDE_CLASS;
 	}
-	/* the books change only if the kernel took the CPUs */
-	if (!ns_bind_cpus(pid, &plan->groups[*group].cpus, err, sizeof(err)))
+	/* the books change only if the kernel took the CPUs (a background process's: its reach from there) */
+	numasched_group_cpus_for(slot, *group, &cpus);
+	if (!ns_bind_cpus(pid, &cpus, err, sizeof(err)))
 	{
 		numasched_release();
 		numasched_count(STAT_BIND_FAILURES, 1);

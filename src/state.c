@@ -133,14 +133,26 @@ numasched_slot_reach(const numasched_slot *slot)
 }
 
 void
+numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus)
+{
+	const ns_plan *plan = numasched_shared_plan();
+	ns_settings settings;
+
+	if (!slot->background)
+	{
+		*cpus = plan->groups[group].cpus;
+		return;
+	}
+	numasched_settings(&settings);
+	ns_reach_cpus(plan, &settings, plan->groups[group].node, numasched_slot_reach(slot), cpus);
+}
+
+void
 numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus)
 {
-	if (slot->background)
+	if (slot->background && slot->group >= 0 && slot->group < numasched_state->ngroups)
 	{
-		ns_settings settings;
-
-		numasched_settings(&settings);
-		ns_reach_cpus(numasched_shared_plan(), &settings, slot->node, numasched_slot_reach(slot), cpus);
+		numasched_group_cpus_for(slot, slot->group, cpus);
 		return;
 	}
 	*cpus = slot->cpus;

@@ -58,7 +58,7 @@ def build_parser():
                    help="set kernel.numa_balancing (AutoNUMA) for the run, restored after")
     r.add_argument("--oltp-weight", type=int, default=9, help="mixed: weight of the OLTP script")
     r.add_argument("--rate", type=int, default=200,
-                   help="two-roles: the OLTP role's fixed rate, transactions per second (pgbench -R)")
+                   help="two-roles: the OLTP role's fixed rate, transactions per second (pgbench -R); 0: as fast as it can")
     r.add_argument("--analytic-clients", type=int, default=1,
                    help="two-roles: clients of the analytic role's stream")
     r.add_argument("--analytic-weight", type=int, default=1, help="mixed: weight of each analytic query")
@@ -86,8 +86,8 @@ def main(argv):
                 raise UsageError("--runs, --duration and --scale must be at least 1")
             if args.warmup < 0:
                 raise UsageError("--warmup must be 0 or more seconds")
-            if args.rate < 1 or args.analytic_clients < 1:
-                raise UsageError("--rate and --analytic-clients must be at least 1")
+            if args.rate < 0 or args.analytic_clients < 1:
+                raise UsageError("--rate must be 0 (as fast as it can) or more, --analytic-clients at least 1")
             if not 1 <= args.utilisation <= 100 or args.burst_ms < 1:
                 raise UsageError("--utilisation must be 1 to 100 and --burst-ms at least 1")
             parse_clients(args.clients)

@@ -51,7 +51,7 @@ class Cluster:
             raise RuntimeError("initdb failed: " + r.stderr.strip())
         conf = {"port": self.port, "unix_socket_directories": "'%s'" % self.dir,
                 "listen_addresses": "''", "max_connections": 100}
-        conf.update({k: v for k, v in self.settings.items() if not k.startswith("role.")})
+        conf.update({k: v for k, v in self.settings.items() if not k.startswith(("role.", "bench."))})
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             f.write("\n# numabench configuration %s\n" % self.name)
             for key, value in conf.items():

@@ -52,19 +52,23 @@ def one_run(cluster, args, clients, workdir, tag, duration=None):
         # open loop: queries start at random times, at a rate that keeps
         # --utilisation of the CPUs busy, whether or not earlier ones ended
         streams = ["-R", "%.2f" % args.bursty_rate, "-D", "burst_rows=%d" % args.burst_rows]
+    analytic = None
     if args.workload == "two-roles":
-        # the analytic role's stream beside the OLTP role's, for as long
-        streams = ["-U", TWO_ROLES[0], "-R", str(args.rate)]
-        analytic = cluster.pgbench_start(
-            ["-n", "-U", TWO_ROLES[1], "-c", str(args.analytic_clients), "-j", "1", "-T", str(duration)]
-            + shlex.split(args.pgbench_args or "")
-            + workload_files("two-roles-analytic", 0, 0, args.workload_dir), cpus=args.pgbench_cpus)
+        # the analytic role's stream beside the OLTP role's, for as long; at
+        # --rate 0 the OLTP role runs as fast as it can
+        streams = ["-U", TWO_ROLES[0]] + (["-R", str(args.rate)] if args.rate > 0 else [])
+        analytic_clients = int(cluster.settings.get("bench.analytic_clients", args.analytic_clients))
+        if analytic_clients > 0:
+            analytic = cluster.pgbench_start(
+                ["-n", "-U", TWO_ROLES[1], "-c", str(analytic_clients), "-j", "1", "-T", str(duration)]
+                + shlex.split(args.pgbench_args or "")
+                + workload_files("two-roles-analytic", 0, 0, args.workload_dir), cpus=args.pgbench_cpus)
     r = cluster.pgbench(["-n", "-c", str(clients), "-j", str(threads), "-T", str(duration),
                          "-l", "--log-prefix=" + prefix] + streams + shlex.split(args.pgbench_args or "")
                         + workload_files(args.workload, args.oltp_weight, args.analytic_weight,
                                          args.workload_dir),
                         cpus=args.pgbench_cpus)
-    if args.workload == "two-roles":
+    if analytic is not None:
         analytic_out, analytic_err = analytic.communicate()
         if analytic.returncode not in (0, 2) or "tps = " not in analytic_out:
             raise RuntimeError("the analytic pgbench on %s failed: %s" % (
@@ -106,7 +110,7 @@ def one_run(cluster, args, clients, workdir, tag, duration=None):
         # are the OLTP role's
         result["p50_ms"] = percentile(latencies, 50)
     if args.workload == "two-roles":
-        result["analytic_tps"] = parse_summary(analytic_out)["tps"]
+        result["analytic_tps"] = parse_summary(analytic_out)["tps"] if analytic is not None else 0.0
     return result
 
 
@@ -237,10 +241,11 @@ def cmd_run(args):
                         json.dump(doc, f, indent=1)
         for x in results:
             x["summary"] = summarise(x["runs"], args.trim)
-        metrics = {"two-roles": ("p99_ms", "analytic_tps"),
+        metrics = {"two-roles": ("p99_ms", "analytic_tps") if args.rate > 0 else ("tps", "p99_ms", "analytic_tps"),
                    "bursty": ("p99_ms", "p50_ms", "tps")}.get(args.workload, ("tps",))
         pairs = [paired(results, names[0], other, n, m) for n in clients for other in names[1:]
                  for m in metrics] if args.runs >= 2 and len(names) >= 2 else []
+        pairs = [p for p in pairs if p is not None]
         doc["paired"] = pairs
         doc["complete"] = True
     finally:

@@ -97,6 +97,8 @@ def metric_label(doc, metric):
 def paired(results, first, second, clients, metric="tps"):
     a = next(x for x in results if x["configuration"] == first and x["clients"] == clients)
     b = next(x for x in results if x["configuration"] == second and x["clients"] == clients)
+    if any(not ra.get(metric) for ra in a["runs"]):
+        return None             # nothing to compare with (the OLTP role alone has no analytic tps)
     ratios = [rb[metric] / ra[metric] for ra, rb in zip(a["runs"], b["runs"])]
     lo, hi = bootstrap_median_ci(ratios)
     _, _, p = welch([r[metric] for r in a["runs"]], [r[metric] for r in b["runs"]])

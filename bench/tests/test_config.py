@@ -39,6 +39,13 @@ class Configurations(unittest.TestCase):
             config.parse_config("x=numasched,role.oltp=1")
         self.assertEqual(settings["shared_preload_libraries"], "'numasched'")
 
+    def test_harness_setting(self):
+        name, settings = config.parse_config("alone=baseline,bench.analytic_clients=0")
+        self.assertEqual(settings["bench.analytic_clients"], "0")
+        for text in ("x=baseline,bench.analytic_clients=-1", "x=baseline,bench.clients=2"):
+            with self.assertRaises(common.UsageError, msg=text):
+                config.parse_config(text)
+
     def test_refused(self):
         for text in ("other", "x=elsewhere", "x=numasched,oops", "1x=baseline"):
             with self.assertRaises(common.UsageError, msg=text):

@@ -171,6 +171,41 @@ class TwoRoles(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+    def test_saturating_beside_background(self):
+        """At --rate 0 the OLTP role runs as fast as it can; a configuration
+        with bench.analytic_clients=0 runs it alone, and the analytic role at
+        background priority shows so in numasched_workloads (read from the
+        kernel)."""
+        tmp = tempfile.mkdtemp(prefix="numabench-test-")
+        os.chmod(tmp, 0o755)
+        out = os.path.join(tmp, "saturating")
+        try:
+            rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0",
+                          "--workload", "two-roles", "--rate", "0", "--clients", "1",
+                          "--config", "alone=baseline,bench.analytic_clients=0",
+                          "--config", "background=numasched,role.analytics.numasched.cpu_priority=background",
+                          "--runs", "2", "--duration", "2", "--scale", "1", "--out", out, "--port", "54790"])
+            self.assertEqual(rc, 0)
+            with open(os.path.join(out, "results.json")) as f:
+                doc = json.load(f)
+            with open(os.path.join(out, "table.txt")) as f:
+                table = f.read()
+            runs = {x["configuration"]: x["runs"] for x in doc["results"]}
+            for r in runs["alone"]:
+                self.assertEqual(r["analytic_tps"], 0)
+                self.assertGreater(r["tps"], 0)
+            for r in runs["background"]:
+                self.assertGreater(r["analytic_tps"], 0)
+                priorities = {w["role"]: w["cpu_priority"] for w in r["numa"]["workloads"]}
+                self.assertEqual(priorities.get("analytics"), "background", r["numa"]["workloads"])
+                self.assertEqual(priorities.get("oltp"), "normal", r["numa"]["workloads"])
+            # nothing to compare the analytic role with when it did not run
+            self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["p99_ms", "tps"])
+            self.assertIn("OLTP role as fast as it can", table)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 @unittest.skipUnless(have_postgres(), "needs PostgreSQL")
 class Bursty(unittest.TestCase):
     def test_bursty_at_its_utilisation(self):

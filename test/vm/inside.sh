@@ -71,6 +71,11 @@ fi
 if wanted lending; then
 	tap test/vm/t/050_lending.pl || status=1
 fi
+# a background session on the other node's idle CPU, memory home, and a
+# normal one taking that CPU back
+if wanted background; then
+	tap test/vm/t/070_background.pl || status=1
+fi
 # PostgreSQL's own NUMA views beside numasched's (18 and later, built
 # --with-libnuma; skipped on others)
 if wanted pgnuma; then
