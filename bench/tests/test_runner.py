@@ -127,83 +127,73 @@ class WithServers(unittest.TestCase):
         self.assertEqual(left.strip(), "", "servers left running")
 
 
+def run_in_tmp(test, args):
+    """numabench run ARGS (with --warmup 0) into a fresh directory, which goes
+    when the test ends; its results.json and table.txt."""
+    tmp = tempfile.mkdtemp(prefix="numabench-test-")
+    os.chmod(tmp, 0o755)
+    test.addCleanup(shutil.rmtree, tmp, True)
+    out = os.path.join(tmp, "out")
+    test.assertEqual(cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0"]
+                              + args + ["--out", out]), 0)
+    with open(os.path.join(out, "results.json")) as f:
+        doc = json.load(f)
+    with open(os.path.join(out, "table.txt")) as f:
+        return doc, f.read()
+
+
 @unittest.skipUnless(have_postgres(), "needs PostgreSQL")
-
-
 class TwoRoles(unittest.TestCase):
     def test_two_roles_in_their_classes(self):
         """The OLTP role at a fixed rate beside the analytic role; with role
         settings, each role's processes run in its own CPU group."""
-        tmp = tempfile.mkdtemp(prefix="numabench-test-")
-        os.chmod(tmp, 0o755)
-        out = os.path.join(tmp, "two-roles")
-        try:
-            rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0",
-                          "--workload", "two-roles", "--rate", "50", "--clients", "1",
-                          "--config", "shared=numasched,numasched.groups_per_node=2",
-                          "--config", "split=numasched,numasched.groups_per_node=2,"
-                          "role.oltp.numasched.cpu_groups=0,role.analytics.numasched.cpu_groups=1,"
-                          "role.analytics.numasched.spill=never",
-                          "--runs", "2", "--duration", "3", "--scale", "1", "--out", out, "--port", "54770"])
-            self.assertEqual(rc, 0)
-            with open(os.path.join(out, "results.json")) as f:
-                doc = json.load(f)
-            with open(os.path.join(out, "table.txt")) as f:
-                table = f.read()
-            for x in doc["results"]:
-                for r in x["runs"]:
-                    self.assertGreater(r["analytic_tps"], 0)
-                    self.assertLessEqual(r["p50_ms"], r["p99_ms"])
-                    self.assertAlmostEqual(r["tps"], 50, delta=25)   # the OLTP role's fixed rate
-                    groups = {w["role"]: set() for w in r["numa"]["workloads"]}
-                    for w in r["numa"]["workloads"]:
-                        groups[w["role"]].add(w["cpu_group"])
-                    self.assertIn("oltp", groups)
-                    self.assertIn("analytics", groups)
-                    if x["configuration"] == "split":
-                        self.assertEqual(groups["oltp"], {0}, r["numa"]["workloads"])
-                        self.assertEqual(groups["analytics"], {1}, r["numa"]["workloads"])
-            self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["analytic_tps", "p99_ms"])
-            self.assertIn("OLTP role at 50 tps: p50", table)
-            self.assertIn("median OLTP p99 latency ratio", table)
-            self.assertIn("median analytic tps ratio", table)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
+        doc, table = run_in_tmp(self, [
+            "--workload", "two-roles", "--rate", "50", "--clients", "1",
+            "--config", "shared=numasched,numasched.groups_per_node=2",
+            "--config", "split=numasched,numasched.groups_per_node=2,"
+            "role.oltp.numasched.cpu_groups=0,role.analytics.numasched.cpu_groups=1,"
+            "role.analytics.numasched.spill=never",
+            "--runs", "2", "--duration", "3", "--scale", "1", "--port", "54770"])
+        for x in doc["results"]:
+            for r in x["runs"]:
+                self.assertGreater(r["analytic_tps"], 0)
+                self.assertLessEqual(r["p50_ms"], r["p99_ms"])
+                self.assertAlmostEqual(r["tps"], 50, delta=25)   # the OLTP role's fixed rate
+                groups = {w["role"]: set() for w in r["numa"]["workloads"]}
+                for w in r["numa"]["workloads"]:
+                    groups[w["role"]].add(w["cpu_group"])
+                self.assertIn("oltp", groups)
+                self.assertIn("analytics", groups)
+                if x["configuration"] == "split":
+                    self.assertEqual(groups["oltp"], {0}, r["numa"]["workloads"])
+                    self.assertEqual(groups["analytics"], {1}, r["numa"]["workloads"])
+        self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["analytic_tps", "p99_ms"])
+        self.assertIn("OLTP role at 50 tps: p50", table)
+        self.assertIn("median OLTP p99 latency ratio", table)
+        self.assertIn("median analytic tps ratio", table)
 
     def test_saturating_beside_background(self):
         """At --rate 0 the OLTP role runs as fast as it can; a configuration
         with bench.analytic_clients=0 runs it alone, and the analytic role at
         background priority shows so in numasched_workloads (read from the
         kernel)."""
-        tmp = tempfile.mkdtemp(prefix="numabench-test-")
-        os.chmod(tmp, 0o755)
-        out = os.path.join(tmp, "saturating")
-        try:
-            rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0",
-                          "--workload", "two-roles", "--rate", "0", "--clients", "1",
-                          "--config", "alone=baseline,bench.analytic_clients=0",
-                          "--config", "background=numasched,role.analytics.numasched.cpu_priority=background",
-                          "--runs", "2", "--duration", "2", "--scale", "1", "--out", out, "--port", "54790"])
-            self.assertEqual(rc, 0)
-            with open(os.path.join(out, "results.json")) as f:
-                doc = json.load(f)
-            with open(os.path.join(out, "table.txt")) as f:
-                table = f.read()
-            runs = {x["configuration"]: x["runs"] for x in doc["results"]}
-            for r in runs["alone"]:
-                self.assertEqual(r["analytic_tps"], 0)
-                self.assertGreater(r["tps"], 0)
-            for r in runs["background"]:
-                self.assertGreater(r["analytic_tps"], 0)
-                priorities = {w["role"]: w["cpu_priority"] for w in r["numa"]["workloads"]}
-                self.assertEqual(priorities.get("analytics"), "background", r["numa"]["workloads"])
-                self.assertEqual(priorities.get("oltp"), "normal", r["numa"]["workloads"])
-            # nothing to compare the analytic role with when it did not run
-            self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["p99_ms", "tps"])
-            self.assertIn("OLTP role as fast as it can", table)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        doc, table = run_in_tmp(self, [
+            "--workload", "two-roles", "--rate", "0", "--clients", "1",
+            "--config", "alone=baseline,bench.analytic_clients=0",
+            "--config", "background=numasched,role.analytics.numasched.cpu_priority=background",
+            "--runs", "2", "--duration", "2", "--scale", "1", "--port", "54790"])
+        runs = {x["configuration"]: x["runs"] for x in doc["results"]}
+        for r in runs["alone"]:
+            self.assertEqual(r["analytic_tps"], 0)
+            self.assertGreater(r["tps"], 0)
+        for r in runs["background"]:
+            self.assertGreater(r["analytic_tps"], 0)
+            priorities = {w["role"]: w["cpu_priority"] for w in r["numa"]["workloads"]}
+            self.assertEqual(priorities.get("analytics"), "background", r["numa"]["workloads"])
+            self.assertEqual(priorities.get("oltp"), "normal", r["numa"]["workloads"])
+        # nothing to compare the analytic role with when it did not run
+        self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["p99_ms", "tps"])
+        self.assertIn("OLTP role as fast as it can", table)
 
 
 @unittest.skipUnless(have_postgres(), "needs PostgreSQL")
@@ -211,33 +201,22 @@ class Bursty(unittest.TestCase):
     def test_bursty_at_its_utilisation(self):
         """Open loop: queries sized for --burst-ms, at the rate that keeps
         --utilisation of the server's CPUs busy, compared on p99, p50, tps."""
-        tmp = tempfile.mkdtemp(prefix="numabench-test-")
-        os.chmod(tmp, 0o755)
-        out = os.path.join(tmp, "bursty")
-        try:
-            rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0",
-                          "--workload", "bursty", "--utilisation", "30", "--burst-ms", "10", "--clients", "4",
-                          "--config", "baseline", "--config", "numasched",
-                          "--runs", "2", "--duration", "3", "--out", out, "--port", "54780"])
-            self.assertEqual(rc, 0)
-            with open(os.path.join(out, "results.json")) as f:
-                doc = json.load(f)
-            with open(os.path.join(out, "table.txt")) as f:
-                table = f.read()
-            b = doc["bursty"]
-            cpus = len(os.sched_getaffinity(0))
-            self.assertAlmostEqual(b["rate"], 0.30 * cpus * 1000 / 10, delta=0.01)
-            self.assertGreater(b["burst_rows"], 1000)
-            for x in doc["results"]:
-                for r in x["runs"]:
-                    # an open loop runs at its rate (Poisson arrivals: within half)
-                    self.assertAlmostEqual(r["tps"], b["rate"], delta=b["rate"] / 2)
-                    self.assertLessEqual(r["p50_ms"], r["p99_ms"])
-            self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["p50_ms", "p99_ms", "tps"])
-            self.assertIn("bursty at %.1f queries/s (30%% of the CPUs): p50" % b["rate"], table)
-            self.assertIn("median p99 latency ratio", table)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        doc, table = run_in_tmp(self, [
+            "--workload", "bursty", "--utilisation", "30", "--burst-ms", "10", "--clients", "4",
+            "--config", "baseline", "--config", "numasched",
+            "--runs", "2", "--duration", "3", "--port", "54780"])
+        b = doc["bursty"]
+        cpus = len(os.sched_getaffinity(0))
+        self.assertAlmostEqual(b["rate"], 0.30 * cpus * 1000 / 10, delta=0.01)
+        self.assertGreater(b["burst_rows"], 1000)
+        for x in doc["results"]:
+            for r in x["runs"]:
+                # an open loop runs at its rate (Poisson arrivals: within half)
+                self.assertAlmostEqual(r["tps"], b["rate"], delta=b["rate"] / 2)
+                self.assertLessEqual(r["p50_ms"], r["p99_ms"])
+        self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["p50_ms", "p99_ms", "tps"])
+        self.assertIn("bursty at %.1f queries/s (30%% of the CPUs): p50" % b["rate"], table)
+        self.assertIn("median p99 latency ratio", table)
 
     def test_bad_utilisation_is_refused(self):
         for bad in (["--utilisation", "0"], ["--utilisation", "101"], ["--burst-ms", "0"]):
