@@ -4,14 +4,14 @@
  * values the kernel's rate limit refused are tried again
  *
  * The scheduler calls it every 100 ms.  Only a heavyweight lock's holders
- * are known outside the holder (pg_blocking_pids); an LWLock's are not.  A
+ * are known outside the holder (pg_blocking_pids); an LWLock's are not.
+ * Raising is the autogroup's nice back to 0 where that is how background
+ * priority was given, else leaving SCHED_IDLE, which needs RLIMIT_NICE or
+ * CAP_SYS_NICE: without them a holder cannot be raised.  A
  * raised process stays raised until it has blocked nobody for a second:
  * the kernel allows ten autogroup changes a second on the whole machine,
  * and a session that blocked normal work is likely to again with its next
  * transaction.
- * Raising needs no privilege where the process is an autogroup of its own
- * (its autogroup's nice back to 0: the CPU share it would have as normal
- * work); out of SCHED_IDLE too where the kernel allows it (RLIMIT_NICE).
  */
 #include "postgres.h"
 
@@ -31,6 +31,7 @@
 #define RAISED_FOR_MS 5000
 
 static bool *blocks_normal;		/* per slot, this tick */
+static bool *followed;			/* and whose own blockers were looked at */
 static pid_t *blocked_pid;		/* per slot: the process last seen blocking */
 static TimestampTz *blocked_at; /* and when */
 static MemoryContext guard_context = NULL;
@@ -42,6 +43,7 @@ numasched_inversion_start(void)
 	char		why[NS_ERRLEN];
 
 	blocks_normal = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
+	followed = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
 	blocked_pid = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(pid_t));
 	blocked_at = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(TimestampTz));
 	guard_context = AllocSetContextCreate(TopMemoryContext, "numasched inversion guard",
@@ -51,6 +53,13 @@ numasched_inversion_start(void)
 
 static void raise_blockers(void);
 static void retry_pending(void);
+
+/* Whether the process of slot i waits in a heavyweight lock's queue now. */
+static bool
+waits_for_lock(int i)
+{
+	return (ProcGlobal->allProcs[i].wait_event_info & 0xFF000000) == PG_WAIT_LOCK;
+}
 
 /* Marks the background processes among the lock holders "pid" waits for. */
 static void
@@ -78,10 +87,16 @@ set_raised(numasched_slot *slot, bool raise)
 {
 	char		err[NS_ERRLEN];
 
-	if (may_raise && !ns_set_background(slot->pid, !raise, err, sizeof(err)))
+	if (numasched_background_by_autogroup)
+		slot->autogroup_pending = !ns_set_autogroup_nice(slot->pid, raise ? 0 : NS_BACKGROUND_NICE) &&
+			errno == EAGAIN;
+	else if (!may_raise)
+		return;					/* SCHED_IDLE cannot be left here */
+	else if (!ns_set_background(slot->pid, !raise, err, sizeof(err)))
+	{
 		elog(DEBUG1, "numasched could not change the priority of process %d: %s", (int) slot->pid, err);
-	slot->autogroup_pending = !ns_set_autogroup_nice(slot->pid, raise ? 0 : NS_BACKGROUND_NICE) &&
-		errno == EAGAIN;
+		return;
+	}
 	slot->raised = raise;
 	elog(DEBUG1, "numasched %s process %d: %s", raise ? "raises" : "lowers again", (int) slot->pid,
 		 raise ? "it holds a lock a normal process waits for" : "nobody waits for its locks now");
@@ -100,7 +115,7 @@ numasched_inversion_tick(void)
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		blocks_normal[i] = false;
+		blocks_normal[i] = followed[i] = false;
 		if (slot->pid == 0 || !slot->background)
 			continue;
 		any_background = true;
@@ -115,13 +130,28 @@ numasched_inversion_tick(void)
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
-		uint32		wait = ProcGlobal->allProcs[i].wait_event_info;
 
-		if (slot->pid != 0 && !slot->background && (wait & 0xFF000000) == PG_WAIT_LOCK)
+		if (slot->pid != 0 && !slot->background && waits_for_lock(i))
 		{
 			mark_blockers(slot->pid);
 			any_waiting = true;
 		}
+	}
+
+	/*
+	 * And whom do those wait for, if they wait themselves: a row's second
+	 * waiter queues on the tuple lock of the first, which waits for the
+	 * holder's transaction, so the holder is two steps away.
+	 */
+	for (bool more = any_waiting; more;)
+	{
+		more = false;
+		for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+			if (blocks_normal[i] && !followed[i] && waits_for_lock(i))
+			{
+				followed[i] = more = true;
+				mark_blockers(numasched_slots[i].pid);
+			}
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(guard_context);

@@ -107,77 +107,100 @@ ns_may_raise_priority(char *why, size_t whylen)
 	return false;
 }
 
-/* Whether "word" is one of the comma-separated items of list[0..len). */
-static bool
-in_comma_list(const char *list, size_t len, const char *word)
+/*
+ * The cgroup path of the caller ("self") or pid 2 in the hierarchy that has
+ * the cpu controller (cgroup v1), else in cgroup v2; *v1 says which.  "" if
+ * none.
+ */
+static void
+cpu_cgroup(const char *pid, char *out, size_t outlen, bool *v1)
 {
-	size_t		wlen = strlen(word);
+	char		path[64];
+	char		line[4096];
+	FILE	   *f;
 
-	for (size_t i = 0; i < len;)
+	out[0] = '\0';
+	*v1 = false;
+	snprintf(path, sizeof(path), "/proc/%s/cgroup", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	/* "id:controllers:path": the v1 line naming cpu, else v2's "0::path" */
+	while (fgets(line, sizeof(line), f))
 	{
-		size_t		j = i;
+		char	   *c = strchr(line, ':'),
+				   *p = c ? strchr(c + 1, ':') : NULL;
+		char	   *controllers = c ? c + 1 : NULL;
+		bool		v1_cpu = false;
 
-		while (j < len && list[j] != ',')
-			j++;
-		if (j - i == wlen && strncmp(list + i, word, wlen) == 0)
-			return true;
-		i = j + 1;
+		if (p == NULL)
+			continue;
+		*p = '\0';
+		for (char *t = strtok(controllers, ","); t; t = strtok(NULL, ","))
+			v1_cpu |= strcmp(t, "cpu") == 0;
+		if (v1_cpu || (controllers[0] == '\0' && out[0] == '\0'))
+			snprintf(out, outlen, "%s", p + 1);
+		if (v1_cpu)
+		{
+			*v1 = true;
+			break;
+		}
 	}
-	return false;
+	fclose(f);
 }
 
 bool
 ns_autogroups_apply(void)
 {
 	FILE	   *f = fopen("/proc/sys/kernel/sched_autogroup_enabled", "r");
-	char		line[4096];
+	char		comm[32] = "";
+	char		mine[4096],
+				kthreadd[4096];
 	int			enabled = 0;
-	bool		v1_cpu = false,
-				in_root = false;
+	bool		v1;
 
 	if (f == NULL)
 		return false;			/* a kernel without autogroups */
 	if (fscanf(f, "%d", &enabled) != 1)
 		enabled = 0;
 	fclose(f);
-	if (!enabled || (f = fopen("/proc/self/cgroup", "r")) == NULL)
+	if (!enabled || (f = fopen("/proc/2/comm", "r")) == NULL)
 		return false;
-	/* "id:controllers:path"; cgroup v2 is "0::path" */
-	while (fgets(line, sizeof(line), f))
-	{
-		char	   *c = strchr(line, ':'),
-				   *p = c ? strchr(c + 1, ':') : NULL;
-		bool		root_path;
-
-		if (p == NULL)
-			continue;
-		root_path = strcmp(p + 1, "/\n") == 0 || strcmp(p + 1, "/") == 0;
-		if (in_comma_list(c + 1, p - c - 1, "cpu"))
-		{
-			v1_cpu = true;
-			in_root = root_path;
-			break;
-		}
-		if (p == c + 1)
-			in_root = root_path;
-	}
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
 	fclose(f);
-	if (!v1_cpu && !in_root)
-	{
-		/* v2 below the root: its own cpu group only if the root hands cpu down */
-		FILE	   *control = fopen("/sys/fs/cgroup/cgroup.subtree_control", "r");
-		size_t		n = 0;
-
-		if (control)
-		{
-			n = fread(line, 1, sizeof(line) - 1, control);
-			fclose(control);
-		}
-		line[n] = '\0';
-		for (char *t = strtok(line, " \n"); t; t = strtok(NULL, " \n"))
-			if (strcmp(t, "cpu") == 0)
-				return false;
+	if (strcmp(comm, "kthreadd\n") != 0)
+		return false;			/* another pid namespace: a container */
+	cpu_cgroup("self", mine, sizeof(mine), &v1);
+	cpu_cgroup("2", kthreadd, sizeof(kthreadd), &v1);
+	if (mine[0] == '\0' || strcmp(mine, kthreadd) == 0)
+		return mine[0] != '\0';
+	if (v1)
+		return false;
+	/* cgroup v2 below the root: in the root's cpu group unless the root hands cpu down */
+	if ((f = fopen("/sys/fs/cgroup/cgroup.subtree_control", "r")) == NULL)
 		return true;
-	}
-	return in_root;
+	while (fscanf(f, "%31s", comm) == 1)
+		if (strcmp(comm, "cpu") == 0)
+		{
+			fclose(f);
+			return false;
+		}
+	fclose(f);
+	return true;
+}
+
+int
+ns_autogroup_nice(pid_t pid)
+{
+	char		path[64];
+	FILE	   *f;
+	int			nice = -100;
+
+	snprintf(path, sizeof(path), "/proc/%d/autogroup", (int) pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -100;
+	if (fscanf(f, "%*s nice %d", &nice) != 1)
+		nice = -100;
+	fclose(f);
+	return nice;
 }

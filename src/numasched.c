@@ -201,28 +201,6 @@ register_scheduler(void)
 	RegisterBackgroundWorker(&worker);
 }
 
-/*
- * Says once, at start, whether a session at background CPU priority can be
- * given normal priority back: where it cannot, a SET back is refused and the
- * priority lasts for the session's life.
- */
-static void
-probe_priority(void)
-{
-	char		why[NS_ERRLEN];
-
-	if (!ns_may_raise_priority(why, sizeof(why)))
-		ereport(LOG,
-				(errmsg("numasched.cpu_priority = background lasts for a session's life here"),
-				 errdetail_from_core(why),
-				 errhint("To let a session go back to normal, and a lock holder in a cpu cgroup leave SCHED_IDLE while normal sessions wait for it, give the server LimitNICE=+0 in its systemd unit (RLIMIT_NICE 20), or AmbientCapabilities=CAP_SYS_NICE.")));
-	if (ns_autogroups_apply())
-		ereport(LOG,
-				(errmsg("numasched ranks background processes by their autogroups here"),
-				 errdetail("Each PostgreSQL process is an autogroup of its own outside any cpu cgroup, and the kernel lets an autogroup's nice change ten times a second machine-wide: a parallel worker of a background query may run at a normal share until its turn comes."),
-				 errhint("Put the server in a cpu cgroup of its own (CPUWeight=100 in its systemd unit), where SCHED_IDLE alone ranks background work at once, or set kernel.sched_autogroup_enabled = 0.")));
-}
-
 void
 _PG_init(void)
 {
@@ -231,7 +209,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress && !IsUnderPostmaster)
 	{
 		numasched_probe_memory();
-		probe_priority();
+		numasched_probe_priority();
 	}
 
 	numasched_define_settings();

@@ -317,6 +317,9 @@ extern int	numasched_lender_for_locked(int group, const ns_cpuset *reach);
 extern bool numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending,
 								   char *err, size_t errlen);
 
+/* 1: the kernel runs process "pid" at background priority, 0: not, -1: gone. */
+extern int	numasched_is_background(pid_t pid);
+
 /* per slot, what its process ran and waited, in ns (schedstat.c) */
 extern void numasched_schedstat_init(void);
 extern bool numasched_read_schedstat(int slot, pid_t pid, uint64 *ran_ns, uint64 *waited_ns);

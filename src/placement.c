@@ -251,7 +251,7 @@ unplace_self(void)
 	if (slot->pid == MyProcPid)
 		numasched_forget_slot_locked(slot);
 	numasched_release();
-	if (ns_is_background(0) == 1 && !numasched_set_priority(0, false, &autogroup_pending, err, sizeof(err)))
+	if (numasched_is_background(0) == 1 && !numasched_set_priority(0, false, &autogroup_pending, err, sizeof(err)))
 		ereport(LOG,
 				(errmsg("numasched let process %d go at background CPU priority", (int) MyProcPid),
 				 errdetail_from_core(err)));

@@ -1,6 +1,7 @@
 /*
- * priority.c - background CPU priority given and taken back: SCHED_IDLE, and
- * nice 19 for the process's autogroup (ns_priority.h says why both)
+ * priority.c - background CPU priority given and taken back: nice 19 for
+ * the process's autogroup where autogroups share the CPU, else SCHED_IDLE
+ * (numasched_background_by_autogroup; ns_priority.h says why)
  *
  * The autogroup's nice may be changed only ten times a second on the whole
  * machine; a change refused for that is left to the scheduler, which tries
@@ -16,10 +17,26 @@ bool
 numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending, char *err, size_t errlen)
 {
 	*autogroup_pending = false;
-	if (!ns_set_background(pid, background, err, errlen))
-		return false;
-	/* no autogroup (a kernel without them, or no /proc) is no failure */
-	*autogroup_pending = !ns_set_autogroup_nice(pid, background ? NS_BACKGROUND_NICE : 0) &&
-		errno == EAGAIN;
-	return true;
+	if (!numasched_background_by_autogroup)
+		return ns_set_background(pid, background, err, errlen);
+	if (ns_set_autogroup_nice(pid, background ? NS_BACKGROUND_NICE : 0))
+		return true;
+	if (errno == EAGAIN)
+	{
+		*autogroup_pending = true;
+		return true;
+	}
+	snprintf(err, errlen, "writing /proc/%d/autogroup failed: %s", (int) (pid ? pid : getpid()), strerror(errno));
+	return false;
+}
+
+int
+numasched_is_background(pid_t pid)
+{
+	int			nice;
+
+	if (!numasched_background_by_autogroup)
+		return ns_is_background(pid);
+	nice = ns_autogroup_nice(pid);
+	return nice < -20 ? -1 : nice > 0;
 }

@@ -75,6 +75,7 @@ bool		numasched_class_changed = false;
 bool		numasched_in_set_statement = false;
 char	   *numasched_interleave_nodes_list = NULL;
 bool		numasched_log_placements = false;
+bool		numasched_background_by_autogroup = false;
 
 /*
  * Turns one of the core's messages ("node 5 does not exist") into a detail
@@ -294,7 +295,8 @@ check_cpu_priority(int *newval, void **extra, GucSource source)
 	char		why[NS_ERRLEN];
 
 	if (*newval != CPU_PRIORITY_NORMAL || source != PGC_S_SESSION || !numasched_in_set_statement ||
-		ns_is_background(0) != 1 || ns_may_raise_priority(why, sizeof(why)))
+		numasched_background_by_autogroup || ns_is_background(0) != 1 ||
+		ns_may_raise_priority(why, sizeof(why)))
 		return true;
 	GUC_check_errmsg("numasched cannot give this session normal CPU priority back");
 	GUC_check_errdetail("The kernel lets a process lower its priority but not raise it again: %s.", why);
@@ -369,6 +371,24 @@ numasched_load_machine(void)
 		ereport(WARNING,
 				(errmsg("numasched could not read the NUMA topology, processes will not be placed"),
 				 errdetail_from_core(err)));
+}
+
+void
+numasched_probe_priority(void)
+{
+	char		why[NS_ERRLEN];
+
+	numasched_background_by_autogroup = ns_autogroups_apply();
+	if (numasched_background_by_autogroup)
+		ereport(LOG,
+				(errmsg("numasched gives background processes nice 19 for their autogroups here"),
+				 errdetail("Each PostgreSQL process is an autogroup of its own outside any cpu cgroup, and the kernel shares the CPU between autogroups by their nice value, which it lets change ten times a second machine-wide: a parallel worker of a background query may run at a normal share until its turn comes."),
+				 errhint("In a cpu cgroup of its own (CPUWeight=100 in its systemd unit), or with kernel.sched_autogroup_enabled = 0, the server gives background processes SCHED_IDLE instead, at once.")));
+	else if (!ns_may_raise_priority(why, sizeof(why)))
+		ereport(LOG,
+				(errmsg("numasched.cpu_priority = background lasts for a session's life here"),
+				 errdetail_from_core(why),
+				 errhint("To let a session go back to normal, and a lock holder leave SCHED_IDLE while normal sessions wait for it, give the server LimitNICE=+0 in its systemd unit (RLIMIT_NICE 20), or AmbientCapabilities=CAP_SYS_NICE.")));
 }
 
 /* Defines the numasched.* settings (the postmaster-only ones when preloaded). */

@@ -73,6 +73,17 @@ typedef enum numasched_shared_memory_mode
 /* The machine, read by the postmaster at load time; NULL if it could not be. */
 extern ns_topology *numasched_machine;
 
+/*
+ * How background priority is given here (postmaster, at load; inherited by
+ * every child): nice 19 for the process's autogroup where autogroups share
+ * the CPU (any process may set it back to 0), else SCHED_IDLE, which only
+ * RLIMIT_NICE or CAP_SYS_NICE lets a process leave.
+ */
+extern bool numasched_background_by_autogroup;
+
+/* Decides it, and says at LOG what it means here. */
+extern void numasched_probe_priority(void);
+
 /* Reads the machine's topology (postmaster, shared_preload_libraries). */
 extern void numasched_load_machine(void);
 

@@ -301,7 +301,7 @@ numasched_processes(PG_FUNCTION_ARGS)
 			values[12] = PointerGetDatum(cpus_text(&lent));
 		}
 		/* the kernel's answer, not the books' */
-		background = ns_is_background(slot->pid);
+		background = numasched_is_background(slot->pid);
 		values[13] = PointerGetDatum(cstring_to_text(background == 1 ? "background" : "normal"));
 		nulls[13] = background < 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

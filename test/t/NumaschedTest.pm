@@ -6,10 +6,12 @@ use warnings;
 use Exporter 'import';
 use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 
 our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu stat_field need_cpus
-  numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query);
+  numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
+  background_mode in_background autogroup_nice);
 
 # The CPU list the kernel holds for a process, from /proc/PID/status.
 sub kernel_cpus
@@ -130,6 +132,30 @@ sub need_cpus
 	my ($n) = @_;
 	my $cpus = kernel_cpus($$);
 	plan skip_all => "needs at least $n CPUs, this process has $cpus" if cpu_count($cpus) < $n;
+}
+
+# How the server gives background priority, as it said at start:
+# 'autogroup' (nice 19 for the process's autogroup) or 'idle' (SCHED_IDLE).
+sub background_mode
+{
+	my ($node) = @_;
+	return slurp_file($node->logfile) =~ /nice 19 for their autogroups here/ ? 'autogroup' : 'idle';
+}
+
+# The nice value of a process's autogroup (/proc/PID/autogroup), or undef.
+sub autogroup_nice
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/autogroup") or return undef;
+	return <$fh> =~ /nice (-?\d+)/ ? $1 : undef;
+}
+
+# Whether the kernel runs a process at background priority in that mode:
+# its autogroup at nice 19, or SCHED_IDLE (field 41 of /proc/PID/stat).
+sub in_background
+{
+	my ($mode, $pid) = @_;
+	return $mode eq 'autogroup' ? (autogroup_nice($pid) // 0) == 19 : (stat_field($pid, 41) // 0) == 5;
 }
 
 # A table of 600 one-row pages (from 17 on, a scan's read stream claims

@@ -52,7 +52,7 @@ $node->safe_psql('postgres', "SELECT numasched_move($bg_pid, $home)");
 # and brings its memory home
 sleep 2;
 $bg->query_safe('SELECT 1');
-is(stat_field($bg_pid, 41), 5, 'the reports role\'s session runs at SCHED_IDLE');
+ok(wait_until(sub { in_background(background_mode($node), $bg_pid) }, 2), 'the reports role\'s session runs at background priority');
 is($node->safe_psql('postgres', "SELECT node FROM numasched_processes WHERE pid = $bg_pid"), $home,
 	"its home is node $home");
 my $all = join(',', map { $cpus_of_node{$_} } grep { $cpus_of_node{$_} ne '' } @nodes);
