@@ -14,10 +14,14 @@ use NumaschedTest;
 
 need_cpus(2);
 
+# without lending: a group whose sessions wait (connections starting) may be
+# lent the other group's CPU for a moment, and the masks read here are the
+# classes' (010_lending.pl tests lending)
 my $node = numasched_cluster('classes', qq{
 numasched.groups_per_node = 2
 numasched.log_placements = on
 numasched.rebalance_interval = 100ms
+numasched.lend_idle_cpus = off
 max_worker_processes = 16
 max_connections = 20
 });
