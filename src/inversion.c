@@ -8,7 +8,7 @@
  * Raising is the autogroup's nice back to 0 where that is how background
  * priority was given, else leaving SCHED_IDLE, which needs RLIMIT_NICE or
  * CAP_SYS_NICE: without them a holder cannot be raised.  A
- * raised process stays raised until it has blocked nobody for a second:
+ * raised process stays raised until it has blocked nobody for RAISED_FOR_MS:
  * the kernel allows ten autogroup changes a second on the whole machine,
  * and a session that blocked normal work is likely to again with its next
  * transaction.
@@ -35,20 +35,16 @@ static bool *followed;			/* and whose own blockers were looked at */
 static pid_t *blocked_pid;		/* per slot: the process last seen blocking */
 static TimestampTz *blocked_at; /* and when */
 static MemoryContext guard_context = NULL;
-static bool may_raise = false;
 
 void
 numasched_inversion_start(void)
 {
-	char		why[NS_ERRLEN];
-
 	blocks_normal = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
 	followed = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
 	blocked_pid = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(pid_t));
 	blocked_at = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(TimestampTz));
 	guard_context = AllocSetContextCreate(TopMemoryContext, "numasched inversion guard",
 										  ALLOCSET_SMALL_SIZES);
-	may_raise = ns_may_raise_priority(why, sizeof(why));
 }
 
 static void raise_blockers(void);
@@ -81,18 +77,17 @@ mark_blockers(pid_t pid)
 	}
 }
 
-/* Gives a background process its normal share for now, or takes it back. */
+/*
+ * Gives a background process its normal share for now, or takes it back, the
+ * way background priority is given here; without the privilege to leave
+ * SCHED_IDLE the kernel refuses, and it stays as it is.
+ */
 static void
 set_raised(numasched_slot *slot, bool raise)
 {
 	char		err[NS_ERRLEN];
 
-	if (numasched_background_by_autogroup)
-		slot->autogroup_pending = !ns_set_autogroup_nice(slot->pid, raise ? 0 : NS_BACKGROUND_NICE) &&
-			errno == EAGAIN;
-	else if (!may_raise)
-		return;					/* SCHED_IDLE cannot be left here */
-	else if (!ns_set_background(slot->pid, !raise, err, sizeof(err)))
+	if (!numasched_set_priority(slot->pid, !raise, &slot->autogroup_pending, err, sizeof(err)))
 	{
 		elog(DEBUG1, "numasched could not change the priority of process %d: %s", (int) slot->pid, err);
 		return;

@@ -264,7 +264,6 @@ rebind_after_regroup_locked(void)
 	{
 		numasched_slot *slot = &numasched_slots[i];
 		int			from_node;
-
 		ns_cpuset	old_cpus = slot->cpus;
 		ns_cpuset	cpus;
 
