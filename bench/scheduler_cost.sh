@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The scheduler worker's own CPU, read from /proc/PID/stat (utime + stime):
+# The scheduler worker's own CPU, read from /proc/PID/schedstat (the time it
+# ran, in ns; /proc/PID/stat counts in 10 ms ticks, too coarse for a doze),
+# and how often it woke (voluntary context switches, /proc/PID/status):
 #   1. per rebalancing pass, with CONNECTIONS connected backends: passes every
 #      10 ms for 10 s, CPU divided by passes (discovery scans included);
 #   2. its share of one core at the default interval (1 s) over SECONDS.
@@ -31,25 +33,33 @@ done
 echo "placed processes: $(psql_ "SELECT count(*) FROM numasched_processes")"
 
 scheduler=$(psql_ "SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'")
-ticks() { awk '{ print $14 + $15 }' "/proc/$scheduler/stat"; }
-hz=$(getconf CLK_TCK)
+ran_ns() { awk '{ print $1 }' "/proc/$scheduler/schedstat"; }
+wakes() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$scheduler/status"; }
 
 measure() {
 	local interval=$1 duration=$2
 	psql_ "ALTER SYSTEM SET numasched.rebalance_interval = '$interval'" >/dev/null
 	psql_ "SELECT pg_reload_conf()" >/dev/null
 	sleep 1
-	local t0 p0 t1 p1
-	t0=$(ticks)
+	local t0 p0 w0 t1 p1 w1 s0 s1
+	# the passes over the window, from the counter read around it: reading
+	# it is a statement, which would wake a dozing scheduler in the window
+	s0=$(date +%s.%N)
 	p0=$(psql_ "SELECT passes FROM numasched_stats")
+	sleep 2
+	t0=$(ran_ns)
+	w0=$(wakes)
 	sleep "$duration"
-	t1=$(ticks)
+	t1=$(ran_ns)
+	w1=$(wakes)
 	p1=$(psql_ "SELECT passes FROM numasched_stats")
+	s1=$(date +%s.%N)
 	python3 -c "
-ticks, passes, hz, secs = $t1 - $t0, $p1 - $p0, $hz, $duration
-cpu = ticks / hz
-print('interval $interval: %d passes in %d s, scheduler CPU %.2f s = %.3f%% of one core, %.3f ms per pass' % (
-    passes, secs, cpu, 100 * cpu / secs, 1000 * cpu / max(passes, 1)))"
+ns, wakes, secs = $t1 - $t0, $w1 - $w0, $duration
+passes = ($p1 - $p0) * secs / ($s1 - $s0)
+cpu = ns / 1e9
+print('interval $interval: %.0f passes and %d wakes in %d s, scheduler CPU %.4f s = %.3f%% of one core, %.3f ms per pass' % (
+    passes, wakes, secs, cpu, 100 * cpu / secs, 1000 * cpu / max(passes, 1)))"
 }
 
 measure 10ms 10

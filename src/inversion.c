@@ -97,7 +97,7 @@ set_raised(numasched_slot *slot, bool raise)
 		 raise ? "it holds a lock a normal process waits for" : "nobody waits for its locks now");
 }
 
-void
+bool
 numasched_inversion_tick(void)
 {
 	bool		any_background = false;
@@ -118,7 +118,7 @@ numasched_inversion_tick(void)
 		any_pending |= slot->autogroup_pending;
 	}
 	if (!any_background)
-		return;
+		return false;
 
 	/* normal processes in a heavyweight lock's queue: whom do they wait for? */
 	old = MemoryContextSwitchTo(guard_context);
@@ -154,6 +154,7 @@ numasched_inversion_tick(void)
 		raise_blockers();
 	if (any_pending || any_waiting || any_raised)
 		retry_pending();
+	return true;
 }
 
 /*

@@ -27,6 +27,8 @@
 #define NUMASCHED_LEND_TICK_MS 10
 /* the tick while none of our processes waited for a second: a wake costs too */
 #define NUMASCHED_LEND_COLD_TICK_MS 50
+/* how long a statement that woke the scheduler has it read at every tick */
+#define NUMASCHED_LEND_WARM_MS 100
 
 static ns_lending lending;
 static ns_cpustat cpustat = {-1, -1, NULL, 0};
@@ -289,6 +291,27 @@ measure_groups(TimestampTz now, uint64 tick_us, int ngroups, bool some_idle, boo
 		w->waited_ns = waited_ns;
 		w->at = now;
 	}
+}
+
+bool
+numasched_lend_quiet(void)
+{
+	return borrowers == 0 && idle_read_at == 0 && GetCurrentTimestamp() >= hot_until;
+}
+
+/*
+ * Out of a doze the next burst is this statement's: what waits is read at
+ * once and at every tick (a first look, which the next tick can lend on),
+ * not after a cold tick.
+ */
+void
+numasched_lend_wake(void)
+{
+	TimestampTz warm_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														 NUMASCHED_LEND_WARM_MS);
+
+	hot_until = Max(hot_until, warm_until);
+	last_tick = 0;
 }
 
 long

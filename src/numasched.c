@@ -122,6 +122,7 @@ numasched_client_authentication(Port *port, int status)
 }
 
 /*
+ * Every statement rings the scheduler's doorbell, which wakes it if it dozes.
  * A parallel worker of a query places itself when it starts its part, next
  * to its leader (found through the lock group).  A backend that was moved
  * adopts the memory policy of its new node here, at its next statement.
@@ -133,6 +134,7 @@ numasched_executor_start(QueryDesc *queryDesc, int eflags)
 
 	if (numasched_state != NULL)
 	{
+		numasched_ring_scheduler();
 		if (IsParallelWorker() && !worker_placed && MyProc->lockGroupLeader != NULL &&
 			MyProc->lockGroupLeader != MyProc)
 		{
@@ -150,8 +152,9 @@ numasched_executor_start(QueryDesc *queryDesc, int eflags)
 }
 
 /*
- * Utility statements too: a SET of the class moves the session as soon as it
- * is done, and a session running only utility statements is placed.
+ * Utility statements too: they ring the doorbell (a CREATE INDEX's workers
+ * are placed by the scheduler), a SET of the class moves the session as soon
+ * as it is done, and a session running only utility statements is placed.
  */
 static void
 numasched_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
@@ -160,6 +163,8 @@ numasched_process_utility(PlannedStmt *pstmt, const char *queryString, bool read
 {
 	bool		was_in_set = numasched_in_set_statement;
 
+	if (numasched_state != NULL)
+		numasched_ring_scheduler();
 	if (client_backend)
 		place_client_backend();
 	numasched_in_set_statement = IsA(pstmt->utilityStmt, VariableSetStmt);

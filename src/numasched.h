@@ -98,8 +98,22 @@ typedef enum numasched_stat
 	NUMASCHED_NSTATS
 } numasched_stat;
 
+#define NUMASCHED_DOORBELL_QUIET 0	/* no statement since the scheduler looked */
+#define NUMASCHED_DOORBELL_RUNG 1	/* a statement started since */
+#define NUMASCHED_DOORBELL_DOZING 2 /* the scheduler sleeps until rung */
+
 typedef struct numasched_shared
 {
+	/*
+	 * The scheduler's doorbell (doorbell.c), first and on a line of its own:
+	 * every statement reads it.
+	 */
+	union
+	{
+		pg_atomic_uint32 state;
+		char		pad[PG_CACHE_LINE_SIZE];
+	}			doorbell;
+	Latch	   *scheduler_latch;
 	LWLock	   *lock;
 	/* the settings the shared plan was built from */
 	bool		configured;
@@ -332,6 +346,10 @@ extern void numasched_lend_start(void);
 extern void numasched_end_lending(void);
 /* A tick when one is due; the ms until the next, or -1: no lending now. */
 extern long numasched_lend_tick(void);
+/* Nothing lent, no wait of ours in the last second, no read going on. */
+extern bool numasched_lend_quiet(void);
+/* A statement woke the dozing scheduler: read at once, and at every tick for a while. */
+extern void numasched_lend_wake(void);
 
 extern void numasched_count(numasched_stat stat, uint64 n);
 
@@ -384,7 +402,32 @@ extern void numasched_require_loaded(void);
  * autogroup nice values tried again (inversion.c), every 100 ms.
  */
 extern void numasched_inversion_start(void);
-extern void numasched_inversion_tick(void);
+/* False while no process is at background priority: nothing to guard. */
+extern bool numasched_inversion_tick(void);
+
+/* the scheduler's doorbell (doorbell.c) */
+
+/* The scheduler's: its latch is the doorbell's, no statement seen yet. */
+extern void numasched_doorbell_start(void);
+/* Whether a statement started since the last answer. */
+extern bool numasched_doorbell_answer(void);
+/* Dozes unless a statement started since the last answer: true if so. */
+extern bool numasched_doorbell_doze(void);
+extern void numasched_wake_scheduler(void);
+
+/*
+ * At every statement's start: the first to find the scheduler dozing wakes
+ * it.  One read when the bell was rung already this tick.
+ */
+static inline void
+numasched_ring_scheduler(void)
+{
+	pg_atomic_uint32 *bell = &numasched_state->doorbell.state;
+
+	if (pg_atomic_read_u32(bell) != NUMASCHED_DOORBELL_RUNG &&
+		pg_atomic_exchange_u32(bell, NUMASCHED_DOORBELL_RUNG) == NUMASCHED_DOORBELL_DOZING)
+		numasched_wake_scheduler();
+}
 
 /* The scheduler worker's entry point (scheduler.c). */
 extern PGDLLEXPORT void numasched_scheduler_main(Datum arg);

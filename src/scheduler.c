@@ -43,6 +43,9 @@
 /* how often to look for parallel workers that are not placed yet */
 #define DISCOVERY_INTERVAL_MS 100
 #define MAX_MOVES_PER_PASS 64
+/* dozing (doorbell.c): after a second without a statement, at most this long */
+#define DOZE_AFTER_MS 1000
+#define DOZE_MAX_MS 1000
 
 /*
  * A process moved to another node, bound under the lock: logged and its
@@ -411,7 +414,11 @@ void
 numasched_scheduler_main(Datum arg)
 {
 	TimestampTz last_pass = 0;
+	TimestampTz next_pass = 0;
 	TimestampTz last_discovery = 0;
+	TimestampTz last_statement = 0;
+	bool		dozing = false;
+	bool		guarding = false;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -440,6 +447,9 @@ numasched_scheduler_main(Datum arg)
 	bound_generation = numasched_state->generation - 1;
 	numasched_lend_start();
 	numasched_inversion_start();
+	numasched_doorbell_start();
+	/* a second awake after a start, as after a statement */
+	last_statement = GetCurrentTimestamp();
 
 	while (!ShutdownRequestPending)
 	{
@@ -456,13 +466,20 @@ numasched_scheduler_main(Datum arg)
 			reloaded = true;
 		}
 		now = GetCurrentTimestamp();
+		if (numasched_doorbell_answer())
+		{
+			if (dozing)
+				numasched_lend_wake();
+			last_statement = now;
+		}
+		dozing = false;
 		/* every 100 ms, not at every lending tick */
 		if (reloaded || now >= TimestampTzPlusMilliseconds(last_discovery, DISCOVERY_INTERVAL_MS))
 		{
 			if (numasched_enabled)
 				place_lock_group_members();
 			numasched_forget_gone(bgworkers_first, bgworkers_end);
-			numasched_inversion_tick();
+			guarding = numasched_inversion_tick();
 			last_discovery = now;
 		}
 		rebind_after_regroup(reloaded);
@@ -470,9 +487,7 @@ numasched_scheduler_main(Datum arg)
 		if (numasched_enabled && numasched_rebalance_interval > 0)
 		{
 			/* from the interval in force now: a reload shortens the wait */
-			TimestampTz next_pass = TimestampTzPlusMilliseconds(last_pass,
-																numasched_rebalance_interval);
-
+			next_pass = TimestampTzPlusMilliseconds(last_pass, numasched_rebalance_interval);
 			if (now >= next_pass)
 			{
 				rebalance_pass();
@@ -484,6 +499,20 @@ numasched_scheduler_main(Datum arg)
 		lend_in = numasched_lend_tick();
 		if (lend_in >= 0)
 			timeout = Min(timeout, lend_in);
+
+		/*
+		 * Nothing started for a second, nothing lent, nobody to guard: until
+		 * the next pass, or a statement, whichever comes first.
+		 */
+		if (!guarding && numasched_lend_quiet() &&
+			now >= TimestampTzPlusMilliseconds(last_statement, DOZE_AFTER_MS) &&
+			numasched_doorbell_doze())
+		{
+			dozing = true;
+			timeout = DOZE_MAX_MS;
+			if (numasched_enabled && numasched_rebalance_interval > 0)
+				timeout = Min(timeout, Max(1, (next_pass - now) / 1000));
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

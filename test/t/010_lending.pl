@@ -3,8 +3,10 @@
 # waiting one gets the idle CPU within a second (a few ms in the VM, where
 # test/vm/t/050_lending.pl also looks at memory), both are bound to their
 # group again after the burst, and with numasched.lend_idle_cpus = off they
-# share their one CPU.  Read from /proc: Cpus_allowed_list and the CPU each
-# last ran on.
+# share their one CPU.  Before the burst nothing runs, and the scheduler
+# dozes (it wakes about once a second, not 20 times); the burst's statements
+# wake it.  Read from /proc: Cpus_allowed_list, the CPU each last ran on, the
+# scheduler's voluntary context switches.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -27,18 +29,34 @@ my ($home, $home_cpus, $other_cpus) = split /\|/, $node->safe_psql('postgres',
 	  . 'AND o.cpu_group > g.cpu_group ORDER BY g.cpu_group LIMIT 1');
 my $burst = 6;
 
-sub burst
+my $scheduler = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'");
+
+sub scheduler_wakes
+{
+	return slurp_file("/proc/$scheduler/status") =~ /^voluntary_ctxt_switches:\s+(\d+)/m ? $1 : undef;
+}
+
+# two sessions in the home group, idle
+sub sessions_at_home
 {
 	my @sessions = map { $node->background_psql('postgres') } 1 .. 2;
 	my @pids = map { $_->query_safe('SELECT pg_backend_pid()') } @sessions;
 	$_->query_safe("SELECT numasched_move(pg_backend_pid(), (SELECT node FROM numasched_groups WHERE cpu_group = $home), $home)")
 	  for @sessions;
-	$_->query_until(qr/started/, "\\echo started\nDO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '$burst s' LOOP END LOOP; END \$\$;\n")
-	  for @sessions;
 	return (\@sessions, \@pids);
 }
 
+sub start_burst
+{
+	my ($sessions) = @_;
+	$_->query_until(qr/started/, "\\echo started\nDO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '$burst s' LOOP END LOOP; END \$\$;\n")
+	  for @$sessions;
+}
+
 my %other = map { $_ => 1 } split /,/, $other_cpus;
+my $lends = $node->safe_psql('postgres', 'SELECT lends FROM numasched_stats');
+my ($sessions, $pids) = sessions_at_home();
 
 # The test's premise is an idle CPU: wait until the other CPU is, so that
 # another program's load on it (it is not numasched's to lend) is not taken
@@ -52,8 +70,16 @@ my $quiet = wait_until(
 	30);
 diag("CPU $other_cpus was not idle for 30 s before the burst: another program keeps it busy") unless $quiet;
 
-my $lends = $node->safe_psql('postgres', 'SELECT lends FROM numasched_stats');
-my ($sessions, $pids) = burst();
+# a second after the last statement the scheduler dozes: at most one wake a
+# second (rebalance_interval = 0), where the lending tick alone would wake it
+# 20 times
+usleep(1_200_000);
+my $wakes0 = scheduler_wakes();
+sleep 2;
+my $wakes = scheduler_wakes() - $wakes0;
+cmp_ok($wakes, '<=', 5, "no statement for a second: the scheduler dozes ($wakes wakes in 2 s)");
+
+start_burst($sessions);
 my $t0 = time();
 my $times0 = cpu_times();
 my $visitor;
@@ -71,7 +97,7 @@ ok(defined $visitor, sprintf('one of two busy backends in group %d (CPU %s) runs
   or diag(sprintf('CPU %s was idle %.0f%% of that time; the two backends: %s', $other_cpus,
 	100 * (idle_share($times0, cpu_times(), [ keys %other ]) // 0),
 	join('; ', map { "$_ on CPU " . (last_cpu($_) // '?') . ', allowed ' . (kernel_cpus($_) // '?') } @$pids)));
-cmp_ok(time() - $t0, '<=', 1, 'within a second');
+cmp_ok(time() - $t0, '<=', 1, 'within a second, the burst\'s statements waking the scheduler');
 my ($cpus, $lent, $group) = split /\|/, $node->safe_psql('postgres',
 	"SELECT cpus, lent_cpus, cpu_group FROM numasched_processes WHERE pid = " . ($visitor // 0));
 is($group, $home, 'its group stays its own');
@@ -88,7 +114,8 @@ $_->quit for @$sessions;
 
 $node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.lend_idle_cpus = off');
 $node->reload;
-($sessions, $pids) = burst();
+($sessions, $pids) = sessions_at_home();
+start_burst($sessions);
 my $stayed = 1;
 for (1 .. 40)
 {
