@@ -87,7 +87,7 @@ set_raised(numasched_slot *slot, bool raise)
 {
 	char		err[NS_ERRLEN];
 
-	if (!numasched_set_priority(slot->pid, !raise, &slot->autogroup_pending, err, sizeof(err)))
+	if (!numasched_set_priority(slot->pid, !raise, false, &slot->autogroup_pending, err, sizeof(err)))
 	{
 		elog(DEBUG1, "numasched could not change the priority of process %d: %s", (int) slot->pid, err);
 		return;

@@ -324,12 +324,13 @@ extern int	numasched_lender_for_locked(int group, const ns_cpuset *reach);
 /* CPU priority (priority.c) */
 
 /*
- * Gives process "pid" (0: this one) background priority or normal back;
+ * Gives process "pid" (0: this one) background priority or normal back
+ * ("for_life": it will never ask to go back, as a parallel worker);
  * *autogroup_pending when its autogroup's nice could not be set yet (the
  * kernel's rate limit), for the scheduler to try again.
  */
-extern bool numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending,
-								   char *err, size_t errlen);
+extern bool numasched_set_priority(pid_t pid, bool background, bool for_life,
+								   bool *autogroup_pending, char *err, size_t errlen);
 
 /* 1: the kernel runs process "pid" at background priority, 0: not, -1: gone. */
 extern int	numasched_is_background(pid_t pid);

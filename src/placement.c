@@ -161,8 +161,8 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	 * Background priority before the wider mask, so that it never competes
 	 * as normal work outside its group; a refusal places it as normal.
 	 */
-	if (background && !numasched_set_priority(self ? 0 : pid, true, &autogroup_pending,
-											  priority_err, sizeof(priority_err)))
+	if (background && !numasched_set_priority(self ? 0 : pid, true, kind == NUMASCHED_PARALLEL_WORKER,
+											  &autogroup_pending, priority_err, sizeof(priority_err)))
 		background = false, background_refused = true;
 	if (!background)
 		ns_loads_add(plan, numasched_shared_loads(), where.group, NS_DEFAULT_WEIGHT);
@@ -251,7 +251,7 @@ unplace_self(void)
 	if (slot->pid == MyProcPid)
 		numasched_forget_slot_locked(slot);
 	numasched_release();
-	if (numasched_is_background(0) == 1 && !numasched_set_priority(0, false, &autogroup_pending, err, sizeof(err)))
+	if (numasched_is_background(0) == 1 && !numasched_set_priority(0, false, false, &autogroup_pending, err, sizeof(err)))
 		ereport(LOG,
 				(errmsg("numasched let process %d go at background CPU priority", (int) MyProcPid),
 				 errdetail_from_core(err)));
@@ -295,7 +295,7 @@ numasched_reclass(void)
 	numasched_settings(&settings);
 	/* the kernel's priority first, outside the lock; it is what counts */
 	if (want_background != slot->background &&
-		!numasched_set_priority(0, want_background, &autogroup_pending, err, sizeof(err)))
+		!numasched_set_priority(0, want_background, false, &autogroup_pending, err, sizeof(err)))
 	{
 		numasched_warn_failure(FAILURE_PRIORITY,
 							   psprintf(want_background ?

@@ -1,7 +1,8 @@
 # numasched.cpu_priority = background on one node split into groups of one
 # CPU: a background session runs at background priority (its autogroup at
 # nice 19 where autogroups share the CPU, else SCHED_IDLE) on every CPU of
-# its reach, and so do its parallel workers; a normal busy session bound to one CPU
+# its reach, and so do its parallel workers (SCHED_IDLE as well, at once, with
+# autogroups); a normal busy session bound to one CPU
 # gets that CPU at once beside two busy background sessions; a SET back to
 # normal is refused where the kernel would not raise the priority again (and
 # works where it would); a role's default applies at connection.  Read from
@@ -108,6 +109,8 @@ for my $w (split / /, $workers // '')
 	# in autogroup mode its change may wait for the kernel's rate limit
 	ok(wait_until(sub { !defined policy($w) || in_background($mode, $w) }, 2),
 		"parallel worker $w runs with $what");
+	# which it would not leave: SCHED_IDLE at once, whatever the rate limit says
+	is(policy($w) // 5, 5, "parallel worker $w is SCHED_IDLE too, from its start") if $mode eq 'autogroup';
 	is(expand(kernel_cpus($w)), $all, "parallel worker $w may run on every CPU of its reach");
 }
 $bg->query_safe('SELECT 1');
