@@ -7,11 +7,16 @@
  * are known outside the holder (pg_blocking_pids); an LWLock's are not.
  * Raising is the autogroup's nice back to 0 where that is how background
  * priority was given, else leaving SCHED_IDLE, which needs RLIMIT_NICE or
- * CAP_SYS_NICE: without them a holder cannot be raised.  A
- * raised process stays raised until it has blocked nobody for RAISED_FOR_MS:
- * the kernel allows ten autogroup changes a second on the whole machine,
- * and a session that blocked normal work is likely to again with its next
- * transaction.
+ * CAP_SYS_NICE.  A raised process stays raised until it has blocked nobody
+ * for RAISED_FOR_MS: the kernel allows ten autogroup changes a second on the
+ * whole machine, and a session that blocked normal work is likely to again
+ * with its next transaction.
+ *
+ * A holder the kernel will not raise (SCHED_IDLE without the privilege)
+ * gets a CPU of its reach set aside instead: it alone may run there, and
+ * every other placed process is bound without it (state.c keeps it off), so
+ * that its SCHED_IDLE competes with nothing of ours; the CPU is given back
+ * once it has blocked nobody for SET_ASIDE_FOR_MS.
  */
 #include "postgres.h"
 
@@ -29,6 +34,8 @@
 
 /* how long a raised process stays raised after it last blocked anybody */
 #define RAISED_FOR_MS 5000
+/* and a CPU stays set aside, which every other process does without */
+#define SET_ASIDE_FOR_MS 200
 
 static bool *blocks_normal;		/* per slot, this tick */
 static bool *followed;			/* and whose own blockers were looked at */
@@ -49,6 +56,7 @@ numasched_inversion_start(void)
 
 static void raise_blockers(void);
 static void retry_pending(void);
+static void rebind_around_set_aside_locked(void);
 
 /* Whether the process of slot i waits in a heavyweight lock's queue now. */
 static bool
@@ -87,7 +95,7 @@ set_raised(numasched_slot *slot, bool raise)
 {
 	char		err[NS_ERRLEN];
 
-	if (!numasched_set_priority(slot->pid, !raise, false, &slot->autogroup_pending, err, sizeof(err)))
+	if (!numasched_set_priority(slot->pid, !raise, &slot->autogroup_pending, err, sizeof(err)))
 	{
 		elog(DEBUG1, "numasched could not change the priority of process %d: %s", (int) slot->pid, err);
 		return;
@@ -114,8 +122,15 @@ numasched_inversion_tick(void)
 		if (slot->pid == 0 || !slot->background)
 			continue;
 		any_background = true;
-		any_raised |= slot->raised;
+		any_raised |= slot->raised || slot->aside_cpu >= 0;
 		any_pending |= slot->autogroup_pending;
+	}
+	/* a holder with a CPU set aside left: the others may have it back */
+	if (!any_background && numasched_state->set_aside_changed)
+	{
+		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+		rebind_around_set_aside_locked();
+		LWLockRelease(numasched_state->lock);
 	}
 	if (!any_background)
 		return false;
@@ -150,7 +165,7 @@ numasched_inversion_tick(void)
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(guard_context);
-	if (any_waiting || any_raised)
+	if (any_waiting || any_raised || numasched_state->set_aside_changed)
 		raise_blockers();
 	if (any_pending || any_waiting || any_raised)
 		retry_pending();
@@ -175,8 +190,63 @@ retry_pending(void)
 }
 
 /*
+ * Every placed process bound anew after the CPUs set aside changed; lock
+ * held exclusively.
+ */
+static void
+rebind_around_set_aside_locked(void)
+{
+	numasched_state->set_aside_changed = false;
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+		ns_cpuset	cpus;
+
+		if (slot->pid == 0 || slot->group < 0 || !slot->bound)
+			continue;
+		numasched_slot_kernel_cpus(slot, &cpus);
+		slot->bound = numasched_bind_slot_locked(slot, &cpus);
+	}
+}
+
+/*
+ * Sets a CPU aside for a holder that cannot be raised, the last of its
+ * reach not set aside already, or gives it back; lock held exclusively.
+ * True if the CPUs set aside changed.
+ */
+static bool
+set_aside(numasched_slot *slot, bool aside)
+{
+	ns_cpuset	reach;
+	int			cpu = -1;
+
+	if (!aside)
+	{
+		ns_cpuset_clear(&numasched_state->set_aside, slot->aside_cpu);
+		numasched_state->nset_aside--;
+		slot->aside_cpu = -1;
+		elog(DEBUG1, "numasched gives back the CPU set aside for process %d", (int) slot->pid);
+		return true;
+	}
+	numasched_group_cpus_for(slot, slot->group, &reach);
+	for (int c = ns_cpuset_next(&reach, 0); c >= 0; c = ns_cpuset_next(&reach, c + 1))
+		if (!ns_cpuset_test(&numasched_state->set_aside, c))
+			cpu = c;
+	/* every CPU it may use is set aside for others, or it may use only one */
+	if (cpu < 0 || ns_cpuset_count(&reach) < 2)
+		return false;
+	ns_cpuset_set(&numasched_state->set_aside, cpu);
+	numasched_state->nset_aside++;
+	slot->aside_cpu = cpu;
+	elog(DEBUG1, "numasched sets CPU %d aside for process %d: it holds a lock a normal process waits for, and cannot be raised",
+		 cpu, (int) slot->pid);
+	return true;
+}
+
+/*
  * Raises the background processes that blocked a normal one within the last
- * RAISED_FOR_MS, and lowers the others raised before.
+ * RAISED_FOR_MS, and lowers the others raised before; sets a CPU aside for
+ * those that blocked one within SET_ASIDE_FOR_MS and could not be raised.
  */
 static void
 raise_blockers(void)
@@ -202,6 +272,16 @@ raise_blockers(void)
 				now < TimestampTzPlusMilliseconds(blocked_at[i], RAISED_FOR_MS);
 			if (raise != slot->raised && raise == (pass == 0))
 				set_raised(slot, raise);
+			if (pass == 1)
+			{
+				bool		aside = !slot->raised && blocked_pid[i] == slot->pid &&
+					now < TimestampTzPlusMilliseconds(blocked_at[i], SET_ASIDE_FOR_MS);
+
+				if (aside != (slot->aside_cpu >= 0) && set_aside(slot, aside))
+					numasched_state->set_aside_changed = true;
+			}
 		}
+	if (numasched_state->set_aside_changed)
+		rebind_around_set_aside_locked();
 	LWLockRelease(numasched_state->lock);
 }

@@ -71,6 +71,13 @@ ns_cpuset_or(ns_cpuset *dst, const ns_cpuset *a, const ns_cpuset *b)
 		dst->bits[i] = a->bits[i] | b->bits[i];
 }
 
+void
+ns_cpuset_andnot(ns_cpuset *dst, const ns_cpuset *a, const ns_cpuset *b)
+{
+	for (size_t i = 0; i < NS_SET_WORDS(NS_MAX_CPUS); i++)
+		dst->bits[i] = a->bits[i] & ~b->bits[i];
+}
+
 int
 ns_cpuset_next(const ns_cpuset *set, int from)
 {

@@ -31,6 +31,8 @@ bool		ns_cpuset_empty(const ns_cpuset *set);
 bool		ns_cpuset_equal(const ns_cpuset *a, const ns_cpuset *b);
 void		ns_cpuset_and(ns_cpuset *dst, const ns_cpuset *a, const ns_cpuset *b);
 void		ns_cpuset_or(ns_cpuset *dst, const ns_cpuset *a, const ns_cpuset *b);
+/* a less b */
+void		ns_cpuset_andnot(ns_cpuset *dst, const ns_cpuset *a, const ns_cpuset *b);
 
 /* Next member at or after "from", or -1. */
 int			ns_cpuset_next(const ns_cpuset *set, int from);

@@ -65,6 +65,7 @@ typedef struct numasched_slot
 	bool		background;		/* background CPU priority: runs on every CPU in reach */
 	bool		autogroup_pending;	/* its autogroup's nice is still to be set */
 	bool		raised;			/* normal for now: it holds a lock normal work waits for */
+	int16		aside_cpu;		/* a CPU set aside for it alone (inversion.c); -1: none */
 } numasched_slot;
 
 /*
@@ -131,6 +132,14 @@ typedef struct numasched_shared
 	TimestampTz stats_reset;
 	pg_atomic_uint64 last_pass; /* TimestampTz: end of the scheduler's last pass */
 	uint32		pass;			/* rebalancing passes since server start */
+
+	/*
+	 * CPUs set aside for background lock holders that cannot be raised
+	 * (inversion.c): every other placed process is kept off them.
+	 */
+	ns_cpuset	set_aside;
+	int			nset_aside;
+	bool		set_aside_changed;	/* a holder left: the others are to be re-bound */
 } numasched_shared;
 
 /* shared state (state.c) */
@@ -175,9 +184,17 @@ extern void numasched_group_cpus_for(const numasched_slot *slot, int group, ns_c
 /*
  * The CPUs the kernel was last told for a slot: its group's, and those of
  * a group lending it CPUs, or, at background priority, every group in its
- * class's reach; lock held.
+ * class's reach; less the CPUs set aside for others, or the one set aside
+ * for it; lock held.
  */
 extern void numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus);
+
+/*
+ * "cpus" for a process with CPU "aside_cpu" set aside for it (-1: none): that
+ * CPU alone, or "cpus" less the CPUs set aside for others, unless that
+ * leaves none; lock held.
+ */
+extern void numasched_keep_off_set_aside(int aside_cpu, ns_cpuset *cpus);
 
 /*
  * Binds the process of a slot to "cpus", lock held: whoever writes a slot's
@@ -324,13 +341,12 @@ extern int	numasched_lender_for_locked(int group, const ns_cpuset *reach);
 /* CPU priority (priority.c) */
 
 /*
- * Gives process "pid" (0: this one) background priority or normal back
- * ("for_life": it will never ask to go back, as a parallel worker);
+ * Gives process "pid" (0: this one) background priority or normal back;
  * *autogroup_pending when its autogroup's nice could not be set yet (the
  * kernel's rate limit), for the scheduler to try again.
  */
-extern bool numasched_set_priority(pid_t pid, bool background, bool for_life,
-								   bool *autogroup_pending, char *err, size_t errlen);
+extern bool numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending,
+								   char *err, size_t errlen);
 
 /* 1: the kernel runs process "pid" at background priority, 0: not, -1: gone. */
 extern int	numasched_is_background(pid_t pid);

@@ -33,6 +33,14 @@ numasched_forget_slot_locked(numasched_slot *slot)
 	slot->pid = 0;
 	slot->group = -1;
 	slot->lent_group = -1;
+	if (slot->aside_cpu >= 0)
+	{
+		/* the others are re-bound by the scheduler's next guard tick */
+		ns_cpuset_clear(&numasched_state->set_aside, slot->aside_cpu);
+		numasched_state->nset_aside--;
+		numasched_state->set_aside_changed = true;
+		slot->aside_cpu = -1;
+	}
 	numasched_mark_slot(slot, false);
 }
 
@@ -161,8 +169,8 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	 * Background priority before the wider mask, so that it never competes
 	 * as normal work outside its group; a refusal places it as normal.
 	 */
-	if (background && !numasched_set_priority(self ? 0 : pid, true, kind == NUMASCHED_PARALLEL_WORKER,
-											  &autogroup_pending, priority_err, sizeof(priority_err)))
+	if (background && !numasched_set_priority(self ? 0 : pid, true, &autogroup_pending,
+											  priority_err, sizeof(priority_err)))
 		background = false, background_refused = true;
 	if (!background)
 		ns_loads_add(plan, numasched_shared_loads(), where.group, NS_DEFAULT_WEIGHT);
@@ -179,6 +187,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	 * one memory node) is the mask the process inherited from the
 	 * postmaster, and binding it would change nothing.
 	 */
+	numasched_keep_off_set_aside(-1, &kernel_cpus);
 	bound = ns_cpuset_equal(&kernel_cpus, &numasched_machine->usable) ||
 		ns_bind_cpus(self ? 0 : pid, &kernel_cpus, err, sizeof(err));
 
@@ -202,6 +211,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->background = background;
 	slot->autogroup_pending = autogroup_pending;
 	slot->raised = false;
+	slot->aside_cpu = -1;
 	numasched_release();
 
 	numasched_count(STAT_PLACEMENTS, 1);
@@ -251,7 +261,7 @@ unplace_self(void)
 	if (slot->pid == MyProcPid)
 		numasched_forget_slot_locked(slot);
 	numasched_release();
-	if (numasched_is_background(0) == 1 && !numasched_set_priority(0, false, false, &autogroup_pending, err, sizeof(err)))
+	if (numasched_is_background(0) == 1 && !numasched_set_priority(0, false, &autogroup_pending, err, sizeof(err)))
 		ereport(LOG,
 				(errmsg("numasched let process %d go at background CPU priority", (int) MyProcPid),
 				 errdetail_from_core(err)));
@@ -295,7 +305,7 @@ numasched_reclass(void)
 	numasched_settings(&settings);
 	/* the kernel's priority first, outside the lock; it is what counts */
 	if (want_background != slot->background &&
-		!numasched_set_priority(0, want_background, false, &autogroup_pending, err, sizeof(err)))
+		!numasched_set_priority(0, want_background, &autogroup_pending, err, sizeof(err)))
 	{
 		numasched_warn_failure(FAILURE_PRIORITY,
 							   psprintf(want_background ?
@@ -339,6 +349,7 @@ numasched_reclass(void)
 			ns_cpuset	cpus;
 
 			numasched_group_cpus_for(slot, where.group, &cpus);
+			numasched_keep_off_set_aside(slot->aside_cpu, &cpus);
 			if (ns_bind_cpus(0, &cpus, err, sizeof(err)))
 			{
 				numasched_move_slot_locked(slot, where.group);
@@ -456,6 +467,7 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool
 	}
 	/* the books change only if the kernel took the CPUs (a background process's: its reach from there) */
 	numasched_group_cpus_for(slot, *group, &cpus);
+	numasched_keep_off_set_aside(slot->aside_cpu, &cpus);
 	if (!ns_bind_cpus(pid, &cpus, err, sizeof(err)))
 	{
 		numasched_release();

@@ -5,8 +5,7 @@
  *
  * The autogroup's nice may be changed only ten times a second on the whole
  * machine; a change refused for that is left to the scheduler, which tries
- * again every 100 ms (inversion.c).  A parallel worker, which never goes
- * back, is SCHED_IDLE as well, at once.
+ * again every 100 ms (inversion.c).
  */
 #include "postgres.h"
 
@@ -15,22 +14,11 @@
 #include "numasched.h"
 
 bool
-numasched_set_priority(pid_t pid, bool background, bool for_life, bool *autogroup_pending,
-					   char *err, size_t errlen)
+numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending, char *err, size_t errlen)
 {
 	*autogroup_pending = false;
 	if (!numasched_background_by_autogroup)
 		return ns_set_background(pid, background, err, errlen);
-
-	/*
-	 * A parallel worker's autogroup is new with the process, and its change
-	 * waits for the rate limit as often as not (a background query's workers
-	 * come faster than ten a second).  SCHED_IDLE at once, which a worker
-	 * never needs to leave: between autogroups it does not lower the share,
-	 * but a normal process that wakes on the worker's CPU preempts it.
-	 */
-	if (background && for_life)
-		(void) ns_set_background(pid, true, err, errlen);
 	if (ns_set_autogroup_nice(pid, background ? NS_BACKGROUND_NICE : 0))
 		return true;
 	if (errno == EAGAIN)
@@ -50,8 +38,5 @@ numasched_is_background(pid_t pid)
 	if (!numasched_background_by_autogroup)
 		return ns_is_background(pid);
 	nice = ns_autogroup_nice(pid);
-	if (nice < -20)
-		return -1;
-	/* a parallel worker is SCHED_IDLE before its autogroup's nice is set */
-	return nice > 0 || ns_is_background(pid) == 1;
+	return nice < -20 ? -1 : nice > 0;
 }

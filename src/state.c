@@ -148,16 +148,36 @@ numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus)
 }
 
 void
+numasched_keep_off_set_aside(int aside_cpu, ns_cpuset *cpus)
+{
+	ns_cpuset	rest;
+
+	if (numasched_state->nset_aside == 0)
+		return;
+	if (aside_cpu >= 0)
+	{
+		ns_cpuset_zero(cpus);
+		ns_cpuset_set(cpus, aside_cpu);
+		return;
+	}
+	ns_cpuset_andnot(&rest, cpus, &numasched_state->set_aside);
+	/* a group of set-aside CPUs only keeps them: it has nowhere else to run */
+	if (!ns_cpuset_empty(&rest))
+		*cpus = rest;
+}
+
+void
 numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus)
 {
 	if (slot->background && slot->group >= 0 && slot->group < numasched_state->ngroups)
-	{
 		numasched_group_cpus_for(slot, slot->group, cpus);
-		return;
+	else
+	{
+		*cpus = slot->cpus;
+		if (slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
+			ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);
 	}
-	*cpus = slot->cpus;
-	if (slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
-		ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);
+	numasched_keep_off_set_aside(slot->aside_cpu, cpus);
 }
 
 const ns_plan *
@@ -198,6 +218,7 @@ numasched_shmem_attach(void)
 			numasched_slots[i].group = -1;
 			numasched_slots[i].class_id = -1;
 			numasched_slots[i].lent_group = -1;
+			numasched_slots[i].aside_cpu = -1;
 		}
 		for (int g = 0; g < numasched_state->max_groups; g++)
 			numasched_group_lender[g] = -1;
@@ -281,10 +302,13 @@ numasched_bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
 	 * gone (its slot is forgotten within 100 ms), and its pid must not be
 	 * bound should the kernel have given it to another process.
 	 */
+	ns_cpuset	kernel_cpus = *cpus;
+
 	if (!slot->self_placed &&
 		BackendPidGetProc(slot->pid) != &ProcGlobal->allProcs[slot - numasched_slots])
 		return false;
-	if (ns_bind_cpus(slot->pid, cpus, err, sizeof(err)))
+	numasched_keep_off_set_aside(slot->aside_cpu, &kernel_cpus);
+	if (ns_bind_cpus(slot->pid, &kernel_cpus, err, sizeof(err)))
 		return true;
 	numasched_count(STAT_BIND_FAILURES, 1);
 	elog(DEBUG1, "numasched could not bind process %d: %s", (int) slot->pid, err);

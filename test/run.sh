@@ -135,10 +135,10 @@ background_by_sched_idle() {
 	was=$(cat "$knob")
 	echo 0 >"$knob"
 	runuser -u postgres -- env NUMASCHED_EXPECT_MODE=idle make -s -C "$scratch" installcheck REGRESS= \
-		PROVE_TESTS=test/t/011_background.pl || status=1
+		PROVE_TESTS="test/t/011_background.pl test/t/012_inversion.pl" || status=1
 	setpriv --reuid postgres --regid postgres --init-groups --inh-caps=+sys_nice --ambient-caps=+sys_nice \
 		env HOME="$scratch" NUMASCHED_EXPECT_MODE=idle NUMASCHED_EXPECT_RAISE=1 make -s -C "$scratch" installcheck \
-		REGRESS= PROVE_TESTS=test/t/011_background.pl || status=1
+		REGRESS= PROVE_TESTS="test/t/011_background.pl test/t/012_inversion.pl" || status=1
 	echo "$was" >"$knob"
 	return $status
 }
@@ -151,7 +151,7 @@ step "fuzzers" prove test/fuzz.t
 step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/tests/test_*.py
 step "PostgreSQL 15, as the Debian package: its contents, then pg_regress and TAP tests on it" debian_package
 if [ "$(id -u)" = 0 ]; then
-	step "PostgreSQL 15: background priority as SCHED_IDLE (autogroups off), unprivileged and with CAP_SYS_NICE" \
+	step "PostgreSQL 15: background priority as SCHED_IDLE (autogroups off), unprivileged and with CAP_SYS_NICE, and its inversion guard" \
 		background_by_sched_idle
 fi
 for major in 17 18 19; do

@@ -1,8 +1,7 @@
 # numasched.cpu_priority = background on one node split into groups of one
 # CPU: a background session runs at background priority (its autogroup at
 # nice 19 where autogroups share the CPU, else SCHED_IDLE) on every CPU of
-# its reach, and so do its parallel workers (SCHED_IDLE as well, at once, with
-# autogroups); a normal busy session bound to one CPU
+# its reach, and so do its parallel workers; a normal busy session bound to one CPU
 # gets that CPU at once beside two busy background sessions; a SET back to
 # normal is refused where the kernel would not raise the priority again (and
 # works where it would); a role's default applies at connection.  Read from
@@ -33,25 +32,6 @@ sub schedstat
 	open(my $fh, '<', "/proc/$pid/schedstat") or return ();
 	my @f = split ' ', <$fh>;
 	return @f[ 0, 1 ];
-}
-
-# Whether the server's processes may leave SCHED_IDLE: RLIMIT_NICE allows
-# nice 0 (a soft limit of 20), as /proc/PID/limits shows it, or they hold
-# CAP_SYS_NICE (bit 23 of CapEff in /proc/PID/status).
-sub may_raise
-{
-	my ($pid) = @_;
-	open(my $fh, '<', "/proc/$pid/limits") or return 0;
-	while (my $line = <$fh>)
-	{
-		return 1 if $line =~ /^Max nice priority\s+(\d+)/ && $1 >= 20;
-	}
-	open($fh, '<', "/proc/$pid/status") or return 0;
-	while (my $line = <$fh>)
-	{
-		return (hex($1) >> 23) & 1 if $line =~ /^CapEff:\s+([0-9a-f]+)/;
-	}
-	return 0;
 }
 
 my $node = numasched_cluster('background', qq{
@@ -89,12 +69,6 @@ is($node->safe_psql('postgres',
 	'background ' . kernel_cpus($bg_pid) . ' -', 'the view says background, with the CPUs /proc has');
 
 # "0-1" or "0,1" as "0,1"
-sub expand
-{
-	my ($list) = @_;
-	return join(',', map { my ($a, $b) = split /-/; defined $b ? ($a .. $b) : $a } split /,/, $list // '');
-}
-
 # --- its parallel workers are background too ---------------------------------
 create_slow_table($node);
 start_slow_parallel_query($bg);
@@ -109,8 +83,6 @@ for my $w (split / /, $workers // '')
 	# in autogroup mode its change may wait for the kernel's rate limit
 	ok(wait_until(sub { !defined policy($w) || in_background($mode, $w) }, 2),
 		"parallel worker $w runs with $what");
-	# which it would not leave: SCHED_IDLE at once, whatever the rate limit says
-	is(policy($w) // 5, 5, "parallel worker $w is SCHED_IDLE too, from its start") if $mode eq 'autogroup';
 	is(expand(kernel_cpus($w)), $all, "parallel worker $w may run on every CPU of its reach");
 }
 $bg->query_safe('SELECT 1');

@@ -11,7 +11,7 @@ use Test::More;
 
 our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu stat_field need_cpus
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
-  background_mode in_background autogroup_nice);
+  background_mode in_background autogroup_nice may_raise expand);
 
 # The CPU list the kernel holds for a process, from /proc/PID/status.
 sub kernel_cpus
@@ -190,6 +190,32 @@ SELECT count(*) FROM t WHERE slow(x);
 
 # A new cluster, initialized, with numasched preloaded and $conf appended to
 # postgresql.conf; not started, since some tests start it their own way.
+# Whether the server's processes may leave SCHED_IDLE: RLIMIT_NICE allows
+# nice 0 (a soft limit of 20), as /proc/PID/limits shows it, or they hold
+# CAP_SYS_NICE (bit 23 of CapEff in /proc/PID/status).
+sub may_raise
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/limits") or return 0;
+	while (my $line = <$fh>)
+	{
+		return 1 if $line =~ /^Max nice priority\s+(\d+)/ && $1 >= 20;
+	}
+	open($fh, '<', "/proc/$pid/status") or return 0;
+	while (my $line = <$fh>)
+	{
+		return (hex($1) >> 23) & 1 if $line =~ /^CapEff:\s+([0-9a-f]+)/;
+	}
+	return 0;
+}
+
+# A kernel CPU list ("0-2,5") written out: "0,1,2,5".
+sub expand
+{
+	my ($list) = @_;
+	return join(',', map { my ($a, $b) = split /-/; defined $b ? ($a .. $b) : $a } split /,/, $list // '');
+}
+
 sub numasched_cluster
 {
 	my ($name, $conf) = @_;

@@ -119,6 +119,14 @@ test_cpulist(void)
 	set = parse("5,7,9");
 	is_int(ns_cpuset_next(&set, 6), 7, "cpulist: next member");
 	is_int(ns_cpuset_next(&set, 10), -1, "cpulist: no next member");
+	{
+		ns_cpuset	a = parse("0-3,8"),
+					b = parse("2,8-9"),
+					rest;
+
+		ns_cpuset_andnot(&rest, &a, &b);
+		is_str(cpus_of(&rest), "0-1,3", "cpulist: a less b");
+	}
 }
 
 /* ---- topology of real machine shapes ------------------------------------ */
