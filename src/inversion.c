@@ -13,10 +13,11 @@
  * with its next transaction.
  *
  * A holder the kernel will not raise (SCHED_IDLE without the privilege)
- * gets a CPU of its reach set aside instead: it alone may run there, and
- * every other placed process is bound without it (state.c keeps it off), so
- * that its SCHED_IDLE competes with nothing of ours; the CPU is given back
- * once it has blocked nobody for SET_ASIDE_FOR_MS.
+ * runs on CPUs set aside instead, a CPU of its reach (shared with the other
+ * such holders), and every other placed process is bound without them
+ * (state.c keeps it off), so that its SCHED_IDLE competes with nothing of
+ * ours; they are given back once it has blocked nobody for
+ * SET_ASIDE_FOR_MS.  At least one usable CPU is never set aside.
  */
 #include "postgres.h"
 
@@ -122,7 +123,7 @@ numasched_inversion_tick(void)
 		if (slot->pid == 0 || !slot->background)
 			continue;
 		any_background = true;
-		any_raised |= slot->raised || slot->aside_cpu >= 0;
+		any_raised |= slot->raised || slot->aside;
 		any_pending |= slot->autogroup_pending;
 	}
 	/* a holder with a CPU set aside left: the others may have it back */
@@ -190,13 +191,53 @@ retry_pending(void)
 }
 
 /*
- * Every placed process bound anew after the CPUs set aside changed; lock
- * held exclusively.
+ * The CPUs set aside, worked out afresh from the holders that run there: a
+ * holder none of whose CPUs is set aside yet adds the last of them, as long
+ * as one usable CPU is left for everybody else; the others share what is
+ * set aside.  Lock held exclusively.
+ */
+static void
+work_out_set_aside_locked(void)
+{
+	ns_cpuset	cpus;
+	ns_cpuset	reach;
+	ns_cpuset	shared;
+	int			usable = ns_cpuset_count(&numasched_machine->usable);
+	int			n = 0;
+
+	ns_cpuset_zero(&cpus);
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+		int			last = -1;
+
+		if (slot->pid == 0 || !slot->aside || slot->group < 0)
+			continue;
+		numasched_group_cpus_for(slot, slot->group, &reach);
+		ns_cpuset_and(&shared, &reach, &cpus);
+		if (!ns_cpuset_empty(&shared) || n + 1 >= usable)
+			continue;
+		for (int c = ns_cpuset_next(&reach, 0); c >= 0; c = ns_cpuset_next(&reach, c + 1))
+			last = c;
+		if (last >= 0)
+		{
+			ns_cpuset_set(&cpus, last);
+			n++;
+		}
+	}
+	numasched_state->set_aside = cpus;
+	numasched_state->nset_aside = n;
+}
+
+/*
+ * The CPUs set aside worked out again after a holder came or went, and
+ * every placed process bound anew; lock held exclusively.
  */
 static void
 rebind_around_set_aside_locked(void)
 {
 	numasched_state->set_aside_changed = false;
+	work_out_set_aside_locked();
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
@@ -207,40 +248,6 @@ rebind_around_set_aside_locked(void)
 		numasched_slot_kernel_cpus(slot, &cpus);
 		slot->bound = numasched_bind_slot_locked(slot, &cpus);
 	}
-}
-
-/*
- * Sets a CPU aside for a holder that cannot be raised, the last of its
- * reach not set aside already, or gives it back; lock held exclusively.
- * True if the CPUs set aside changed.
- */
-static bool
-set_aside(numasched_slot *slot, bool aside)
-{
-	ns_cpuset	reach;
-	int			cpu = -1;
-
-	if (!aside)
-	{
-		ns_cpuset_clear(&numasched_state->set_aside, slot->aside_cpu);
-		numasched_state->nset_aside--;
-		slot->aside_cpu = -1;
-		elog(DEBUG1, "numasched gives back the CPU set aside for process %d", (int) slot->pid);
-		return true;
-	}
-	numasched_group_cpus_for(slot, slot->group, &reach);
-	for (int c = ns_cpuset_next(&reach, 0); c >= 0; c = ns_cpuset_next(&reach, c + 1))
-		if (!ns_cpuset_test(&numasched_state->set_aside, c))
-			cpu = c;
-	/* every CPU it may use is set aside for others, or it may use only one */
-	if (cpu < 0 || ns_cpuset_count(&reach) < 2)
-		return false;
-	ns_cpuset_set(&numasched_state->set_aside, cpu);
-	numasched_state->nset_aside++;
-	slot->aside_cpu = cpu;
-	elog(DEBUG1, "numasched sets CPU %d aside for process %d: it holds a lock a normal process waits for, and cannot be raised",
-		 cpu, (int) slot->pid);
-	return true;
 }
 
 /*
@@ -277,11 +284,18 @@ raise_blockers(void)
 				bool		aside = !slot->raised && blocked_pid[i] == slot->pid &&
 					now < TimestampTzPlusMilliseconds(blocked_at[i], SET_ASIDE_FOR_MS);
 
-				if (aside != (slot->aside_cpu >= 0) && set_aside(slot, aside))
+				if (aside != slot->aside)
+				{
+					slot->aside = aside;
 					numasched_state->set_aside_changed = true;
+					elog(DEBUG1, "numasched %s process %d: %s", aside ? "sets CPUs aside for" : "gives back the CPUs set aside for",
+						 (int) slot->pid, aside ? "it holds a lock a normal process waits for, and cannot be raised" : "nobody waits for its locks now");
+				}
 			}
 		}
 	if (numasched_state->set_aside_changed)
+	{
 		rebind_around_set_aside_locked();
+	}
 	LWLockRelease(numasched_state->lock);
 }

@@ -65,7 +65,7 @@ typedef struct numasched_slot
 	bool		background;		/* background CPU priority: runs on every CPU in reach */
 	bool		autogroup_pending;	/* its autogroup's nice is still to be set */
 	bool		raised;			/* normal for now: it holds a lock normal work waits for */
-	int16		aside_cpu;		/* a CPU set aside for it alone (inversion.c); -1: none */
+	bool		aside;			/* runs on the CPUs set aside (inversion.c) */
 } numasched_slot;
 
 /*
@@ -135,11 +135,12 @@ typedef struct numasched_shared
 
 	/*
 	 * CPUs set aside for background lock holders that cannot be raised
-	 * (inversion.c): every other placed process is kept off them.
+	 * (inversion.c): they run there, and every other placed process is
+	 * kept off them.
 	 */
 	ns_cpuset	set_aside;
 	int			nset_aside;
-	bool		set_aside_changed;	/* a holder left: the others are to be re-bound */
+	bool		set_aside_changed;	/* a holder left: to be worked out again */
 } numasched_shared;
 
 /* shared state (state.c) */
@@ -184,17 +185,17 @@ extern void numasched_group_cpus_for(const numasched_slot *slot, int group, ns_c
 /*
  * The CPUs the kernel was last told for a slot: its group's, and those of
  * a group lending it CPUs, or, at background priority, every group in its
- * class's reach; less the CPUs set aside for others, or the one set aside
- * for it; lock held.
+ * class's reach; less the CPUs set aside, or only those where it is a lock
+ * holder they are set aside for; lock held.
  */
 extern void numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus);
 
 /*
- * "cpus" for a process with CPU "aside_cpu" set aside for it (-1: none): that
- * CPU alone, or "cpus" less the CPUs set aside for others, unless that
- * leaves none; lock held.
+ * "cpus" of a process that runs on the CPUs set aside ("aside"): those of
+ * them in "cpus"; of any other: "cpus" less them; either unless that leaves
+ * none.  Lock held.
  */
-extern void numasched_keep_off_set_aside(int aside_cpu, ns_cpuset *cpus);
+extern void numasched_keep_off_set_aside(bool aside, ns_cpuset *cpus);
 
 /*
  * Binds the process of a slot to "cpus", lock held: whoever writes a slot's

@@ -33,13 +33,11 @@ numasched_forget_slot_locked(numasched_slot *slot)
 	slot->pid = 0;
 	slot->group = -1;
 	slot->lent_group = -1;
-	if (slot->aside_cpu >= 0)
+	if (slot->aside)
 	{
-		/* the others are re-bound by the scheduler's next guard tick */
-		ns_cpuset_clear(&numasched_state->set_aside, slot->aside_cpu);
-		numasched_state->nset_aside--;
+		/* the CPUs set aside are worked out again at the next guard tick */
 		numasched_state->set_aside_changed = true;
-		slot->aside_cpu = -1;
+		slot->aside = false;
 	}
 	numasched_mark_slot(slot, false);
 }
@@ -187,7 +185,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	 * one memory node) is the mask the process inherited from the
 	 * postmaster, and binding it would change nothing.
 	 */
-	numasched_keep_off_set_aside(-1, &kernel_cpus);
+	numasched_keep_off_set_aside(false, &kernel_cpus);
 	bound = ns_cpuset_equal(&kernel_cpus, &numasched_machine->usable) ||
 		ns_bind_cpus(self ? 0 : pid, &kernel_cpus, err, sizeof(err));
 
@@ -211,7 +209,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->background = background;
 	slot->autogroup_pending = autogroup_pending;
 	slot->raised = false;
-	slot->aside_cpu = -1;
+	slot->aside = false;
 	numasched_release();
 
 	numasched_count(STAT_PLACEMENTS, 1);
@@ -349,7 +347,7 @@ numasched_reclass(void)
 			ns_cpuset	cpus;
 
 			numasched_group_cpus_for(slot, where.group, &cpus);
-			numasched_keep_off_set_aside(slot->aside_cpu, &cpus);
+			numasched_keep_off_set_aside(slot->aside, &cpus);
 			if (ns_bind_cpus(0, &cpus, err, sizeof(err)))
 			{
 				numasched_move_slot_locked(slot, where.group);
@@ -467,7 +465,7 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool
 	}
 	/* the books change only if the kernel took the CPUs (a background process's: its reach from there) */
 	numasched_group_cpus_for(slot, *group, &cpus);
-	numasched_keep_off_set_aside(slot->aside_cpu, &cpus);
+	numasched_keep_off_set_aside(slot->aside, &cpus);
 	if (!ns_bind_cpus(pid, &cpus, err, sizeof(err)))
 	{
 		numasched_release();

@@ -148,20 +148,17 @@ numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus)
 }
 
 void
-numasched_keep_off_set_aside(int aside_cpu, ns_cpuset *cpus)
+numasched_keep_off_set_aside(bool aside, ns_cpuset *cpus)
 {
 	ns_cpuset	rest;
 
 	if (numasched_state->nset_aside == 0)
 		return;
-	if (aside_cpu >= 0)
-	{
-		ns_cpuset_zero(cpus);
-		ns_cpuset_set(cpus, aside_cpu);
-		return;
-	}
-	ns_cpuset_andnot(&rest, cpus, &numasched_state->set_aside);
-	/* a group of set-aside CPUs only keeps them: it has nowhere else to run */
+	if (aside)
+		ns_cpuset_and(&rest, cpus, &numasched_state->set_aside);
+	else
+		ns_cpuset_andnot(&rest, cpus, &numasched_state->set_aside);
+	/* with none of them in reach, or nowhere else to run: as it was */
 	if (!ns_cpuset_empty(&rest))
 		*cpus = rest;
 }
@@ -177,7 +174,7 @@ numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus)
 		if (slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
 			ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);
 	}
-	numasched_keep_off_set_aside(slot->aside_cpu, cpus);
+	numasched_keep_off_set_aside(slot->aside, cpus);
 }
 
 const ns_plan *
@@ -218,7 +215,7 @@ numasched_shmem_attach(void)
 			numasched_slots[i].group = -1;
 			numasched_slots[i].class_id = -1;
 			numasched_slots[i].lent_group = -1;
-			numasched_slots[i].aside_cpu = -1;
+			numasched_slots[i].aside = false;
 		}
 		for (int g = 0; g < numasched_state->max_groups; g++)
 			numasched_group_lender[g] = -1;
@@ -307,7 +304,7 @@ numasched_bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
 	if (!slot->self_placed &&
 		BackendPidGetProc(slot->pid) != &ProcGlobal->allProcs[slot - numasched_slots])
 		return false;
-	numasched_keep_off_set_aside(slot->aside_cpu, &kernel_cpus);
+	numasched_keep_off_set_aside(slot->aside, &kernel_cpus);
 	if (ns_bind_cpus(slot->pid, &kernel_cpus, err, sizeof(err)))
 		return true;
 	numasched_count(STAT_BIND_FAILURES, 1);
