@@ -92,7 +92,8 @@ nearest_idle_group(const ns_plan *plan, const ns_settings *settings, const ns_le
 		{
 			int			g = plan->node_first_group[node] + i;
 
-			if (g != borrower && g < lending->ngroups && lending->lender[g] < 0 &&
+			/* on its own node a lender may borrow too: no memory to keep near */
+			if (g != borrower && g < lending->ngroups && (lending->lender[g] < 0 || node == home) &&
 				group_idle(s, g, tick_us) && (best < 0 || s->idle_us[g] > s->idle_us[best]))
 				best = g;
 		}
@@ -111,21 +112,22 @@ give_back(ns_lending *lending, int g, int *changed, int *n)
 }
 
 /*
- * Whether group g, whose work waits, lends its CPUs to a group still: a
- * borrower that has a CPU idle itself now gives them back first, so that
- * lending turns round between two groups without both masks open at once
- * (with both open, the kernel may swap a process of each and keep them
- * away from their memory).
+ * Whether group g, whose work waits, lends its CPUs to a group on another
+ * node still: a borrower that has a CPU idle itself now gives them back
+ * first, so that lending turns round between two nodes without both masks
+ * open at once (with both open, the kernel may swap a process of each and
+ * keep them away from their memory).  Between groups of one node lending
+ * goes both ways: nothing is kept away from its memory.
  */
 static bool
-still_lends(ns_lending *lending, const ns_lend_sample *s, int ngroups, int g, uint64_t tick_us,
-			int *changed, int *n)
+still_lends(const ns_plan *plan, ns_lending *lending, const ns_lend_sample *s, int ngroups, int g,
+			uint64_t tick_us, int *changed, int *n)
 {
 	bool		lends = false;
 
 	for (int b = 0; b < ngroups; b++)
 	{
-		if (lending->lender[b] != g)
+		if (lending->lender[b] != g || plan->groups[b].node == plan->groups[g].node)
 			continue;
 		if (group_idle(s, b, tick_us))
 			give_back(lending, b, changed, n);
@@ -169,7 +171,7 @@ ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sam
 		int			lender = lending->lender[g];
 
 		if (!group_waits(s, g, tick_us) || (lender >= 0 && group_idle(s, lender, tick_us)) ||
-			still_lends(lending, s, ngroups, g, tick_us, changed, &n))
+			still_lends(plan, lending, s, ngroups, g, tick_us, changed, &n))
 			continue;
 		lender = nearest_idle_group(plan, settings, lending, g, s, tick_us);
 		if (lender < 0 || lender == lending->lender[g] || waited_enough(s, lender, tick_us))

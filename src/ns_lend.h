@@ -7,10 +7,11 @@
  * borrows none itself: its processes may run on the lender's CPUs too, and
  * the kernel, balancing at every wakeup, gives the waiting work the idle CPU.
  * It gives them back once it and its lender together left a lender's worth
- * of CPU idle for a while (its own CPUs would have held its work), and when
- * the lender's work waits while the borrower has a CPU idle, lending turns
- * round; it never goes both ways at once, where the kernel might swap a
- * process of each and keep both away from their memory.
+ * of CPU idle for a while (its own CPUs would have held its work).  Between
+ * nodes, when the lender's work waits while the borrower has a CPU idle,
+ * lending turns round; it never goes both ways at once there, where the
+ * kernel might swap a process of each and keep both away from their memory.
+ * Between groups of one node it goes both ways: no memory is farther away.
  */
 #ifndef NS_LEND_H
 #define NS_LEND_H

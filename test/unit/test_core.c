@@ -680,15 +680,32 @@ test_lending(void)
 		ns_lending_reset(&l);
 		lend_tick(plan, &s, &l, true, busy, changed);
 		n = lend_tick(plan, &s, &l, true, back, changed);
-		tap_ok(l.lender[0] < 0 && l.lender[1] == 0,
-			   "lending: when the lender's work waits and its borrower has an idle CPU, lending turns round (never both ways at once)");
+		tap_ok(l.lender[0] == 1 && l.lender[1] == 0,
+			   "lending: between two groups of one node it goes both ways when the lender's work waits too");
 		{
 			int			both[8] = {0, 0, 320, 320, 320, 320, 320, 320};
 
 			n = lend_tick(plan, &s, &l, true, both, changed);
-			tap_ok(l.lender[1] == 2 && l.lender[0] < 0,
-				   "lending: a borrower still waiting while its lender has no idle CPU turns to another; its old lender borrows nothing from it");
+			tap_ok(l.lender[0] == 2 && l.lender[1] == 2,
+				   "lending: borrowers still waiting while their lenders have no idle CPU turn to the idle group of the nearest node");
 		}
+	}
+	{
+		/* group 0 (node 0) borrows group 2 (node 1), then group 2's work waits */
+		uint64_t	idle_us[8] = {0, 0, 10000, 0, 0, 0, 0, 0};
+		uint64_t	waited_us[8] = {5000, 0, 0, 0, 0, 0, 0, 0};
+		ns_lend_sample sample = {idle_us, waited_us};
+
+		ns_lending_reset(&l);
+		(void) ns_lend_tick(plan, &s, &sample, 10000, &l, changed);
+		tap_ok(l.lender[0] == 2, "lending: with its own node busy, group 0 borrows group 2 of the nearest node");
+		memset(idle_us, 0, sizeof(idle_us));
+		memset(waited_us, 0, sizeof(waited_us));
+		idle_us[0] = 10000;
+		waited_us[2] = 5000;
+		(void) ns_lend_tick(plan, &s, &sample, 10000, &l, changed);
+		tap_ok(l.lender[0] < 0 && l.lender[2] == 0,
+			   "lending: between nodes, when the lender's work waits and its borrower has an idle CPU, lending turns round (never both ways at once)");
 	}
 	{
 		int			busy[8] = {0, 10, 320, 320, 320, 320, 320, 320};
