@@ -11,7 +11,7 @@
  * its latch, and lending starts reading at once (numasched_lend_wake).
  *
  * Work that starts to wait in the middle of a long statement, with no
- * statement starting anywhere, is seen at the next pass instead of within 50
+ * statement starting anywhere, is seen at the next pass instead of within 60
  * ms.
  */
 #include "postgres.h"

@@ -57,7 +57,6 @@ numasched_inversion_start(void)
 
 static void raise_blockers(void);
 static void retry_pending(void);
-static void rebind_around_set_aside_locked(void);
 
 /* Whether the process of slot i waits in a heavyweight lock's queue now. */
 static bool
@@ -126,15 +125,13 @@ numasched_inversion_tick(void)
 		any_raised |= slot->raised || slot->aside;
 		any_pending |= slot->autogroup_pending;
 	}
-	/* a holder with a CPU set aside left: the others may have it back */
-	if (!any_background && numasched_state->set_aside_changed)
-	{
-		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
-		rebind_around_set_aside_locked();
-		LWLockRelease(numasched_state->lock);
-	}
 	if (!any_background)
+	{
+		/* the last holder with CPUs set aside left: the others have them back */
+		if (numasched_state->set_aside_changed)
+			raise_blockers();
 		return false;
+	}
 
 	/* normal processes in a heavyweight lock's queue: whom do they wait for? */
 	old = MemoryContextSwitchTo(guard_context);
@@ -226,7 +223,6 @@ work_out_set_aside_locked(void)
 		}
 	}
 	numasched_state->set_aside = cpus;
-	numasched_state->nset_aside = n;
 }
 
 /*
@@ -294,8 +290,6 @@ raise_blockers(void)
 			}
 		}
 	if (numasched_state->set_aside_changed)
-	{
 		rebind_around_set_aside_locked();
-	}
 	LWLockRelease(numasched_state->lock);
 }

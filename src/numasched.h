@@ -139,7 +139,6 @@ typedef struct numasched_shared
 	 * kept off them.
 	 */
 	ns_cpuset	set_aside;
-	int			nset_aside;
 	bool		set_aside_changed;	/* a holder left: to be worked out again */
 } numasched_shared;
 

@@ -152,7 +152,7 @@ numasched_keep_off_set_aside(bool aside, ns_cpuset *cpus)
 {
 	ns_cpuset	rest;
 
-	if (numasched_state->nset_aside == 0)
+	if (ns_cpuset_empty(&numasched_state->set_aside))
 		return;
 	if (aside)
 		ns_cpuset_and(&rest, cpus, &numasched_state->set_aside);
