@@ -149,7 +149,7 @@ rebind_changed_groups_locked(void)
 			visiting[i] = false;
 			continue;
 		}
-		cpus = slot->cpus;
+		numasched_group_cpus_for(slot, slot->group, &cpus);
 		if (lender >= 0)
 		{
 			if (visiting[i])
@@ -205,6 +205,21 @@ numasched_end_lending(void)
 	numasched_release();
 	ns_lending_reset(&lending);
 	borrowers = 0;
+}
+
+/*
+ * Two groups at least, and where the groups of a node share its CPUs
+ * (numasched.group_binding = preferred), on two nodes: groups are in node
+ * order.  Read without the lock: the next tick sees a regroup.
+ */
+static bool
+groups_to_lend_between(void)
+{
+	const ns_plan *plan = numasched_shared_plan();
+
+	if (plan->ngroups < 2)
+		return false;
+	return !plan->groups_share_node || plan->groups[0].node != plan->groups[plan->ngroups - 1].node;
 }
 
 /* Lends and takes back what the core decided, unless the groups changed. */
@@ -330,7 +345,7 @@ numasched_lend_tick(void)
 	int			ngroups;
 	int			n;
 
-	if (!numasched_enabled || !numasched_lend_idle_cpus || numasched_state->ngroups < 2 ||
+	if (!numasched_enabled || !numasched_lend_idle_cpus || !groups_to_lend_between() ||
 		numasched_next_slot(0) < 0)
 	{
 		if (borrowers > 0)

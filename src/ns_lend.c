@@ -50,15 +50,32 @@ waited_enough(const ns_lend_sample *s, int g, uint64_t tick_us)
 }
 
 /*
+ * The idle time of the CPUs group g's processes run on without a lender:
+ * its own, or where the groups of a node share its CPUs, the node's.
+ */
+static uint64_t
+own_idle_us(const ns_plan *plan, const ns_lend_sample *s, int g)
+{
+	int			node = plan->groups[g].node;
+	uint64_t	idle = 0;
+
+	if (!plan->groups_share_node)
+		return s->idle_us[g];
+	for (int i = 0; i < plan->node_ngroups[node]; i++)
+		idle += s->idle_us[plan->node_first_group[node] + i];
+	return idle;
+}
+
+/*
  * Its processes waited, and its CPUs were idle for less than half of the
  * tick (inside a group the kernel runs what waits on the first CPU that
  * idles: the two came at different moments): its work waits for want of a
  * CPU.
  */
 static bool
-group_waits(const ns_lend_sample *s, int g, uint64_t tick_us)
+group_waits(const ns_plan *plan, const ns_lend_sample *s, int g, uint64_t tick_us)
 {
-	return waited_enough(s, g, tick_us) && s->idle_us[g] * 2 < tick_us;
+	return waited_enough(s, g, tick_us) && own_idle_us(plan, s, g) * 2 < tick_us;
 }
 
 /* A CPU of the group idle for half the tick at least: it can lend. */
@@ -71,8 +88,9 @@ group_idle(const ns_lend_sample *s, int g, uint64_t tick_us)
 
 /*
  * The group with the most idle CPU of the nearest node that has one, and
- * that borrows nothing itself: the borrower's own node first, then the
- * nodes in its steal order, never beyond max_steal_distance.
+ * that borrows nothing itself: the borrower's own node first (unless its
+ * groups share the node's CPUs already), then the nodes in its steal
+ * order, never beyond max_steal_distance.
  */
 static int
 nearest_idle_group(const ns_plan *plan, const ns_settings *settings, const ns_lending *lending,
@@ -81,7 +99,7 @@ nearest_idle_group(const ns_plan *plan, const ns_settings *settings, const ns_le
 	int			nn = plan->topo->nnodes;
 	int			home = plan->groups[borrower].node;
 
-	for (int k = -1; k < plan->node_nsteal[home]; k++)
+	for (int k = plan->groups_share_node ? 0 : -1; k < plan->node_nsteal[home]; k++)
 	{
 		int			node = k < 0 ? home : plan->steal[home * nn + k];
 		int			best = -1;
@@ -129,7 +147,7 @@ still_lends(const ns_plan *plan, ns_lending *lending, const ns_lend_sample *s, i
 	{
 		if (lending->lender[b] != g || plan->groups[b].node == plan->groups[g].node)
 			continue;
-		if (group_idle(s, b, tick_us))
+		if (own_idle_us(plan, s, b) * 2 >= tick_us)
 			give_back(lending, b, changed, n);
 		else
 			lends = true;
@@ -150,7 +168,7 @@ ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sam
 
 		if (lender < 0)
 			continue;
-		lending->spare_us[g] += s->idle_us[g] + s->idle_us[lender];
+		lending->spare_us[g] += own_idle_us(plan, s, g) + s->idle_us[lender];
 		lending->window_us[g] += tick_us;
 		if (lending->window_us[g] < NS_LEND_RETURN_WINDOW_US)
 			continue;
@@ -170,7 +188,7 @@ ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sam
 	{
 		int			lender = lending->lender[g];
 
-		if (!group_waits(s, g, tick_us) || (lender >= 0 && group_idle(s, lender, tick_us)) ||
+		if (!group_waits(plan, s, g, tick_us) || (lender >= 0 && group_idle(s, lender, tick_us)) ||
 			still_lends(plan, lending, s, ngroups, g, tick_us, changed, &n))
 			continue;
 		lender = nearest_idle_group(plan, settings, lending, g, s, tick_us);

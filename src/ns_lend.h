@@ -12,6 +12,8 @@
  * lending turns round; it never goes both ways at once there, where the
  * kernel might swap a process of each and keep both away from their memory.
  * Between groups of one node it goes both ways: no memory is farther away.
+ * Where the groups of a node share its CPUs (plan->groups_share_node),
+ * a node is lent to only once all of it is busy, and by another node.
  */
 #ifndef NS_LEND_H
 #define NS_LEND_H

@@ -294,6 +294,23 @@ ns_place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings
 }
 
 void
+ns_home_cpus(const ns_plan *plan, int g, const ns_cpuset *home, ns_cpuset *cpus)
+{
+	int			node = plan->groups[g].node;
+
+	*cpus = plan->groups[g].cpus;
+	if (!plan->groups_share_node)
+		return;
+	for (int i = 0; i < plan->node_ngroups[node]; i++)
+	{
+		int			other = plan->node_first_group[node] + i;
+
+		if (ns_in_set(home, other))
+			ns_cpuset_or(cpus, cpus, &plan->groups[other].cpus);
+	}
+}
+
+void
 ns_reach_cpus(const ns_plan *plan, const ns_settings *settings, int home,
 			  const ns_cpuset *reach, ns_cpuset *cpus)
 {

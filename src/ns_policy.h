@@ -40,6 +40,17 @@ typedef struct ns_plan
 	int		   *steal;
 	/* hops[a * nnodes + b]: 0 same node, 1 nearest distance class, ... */
 	uint8_t    *hops;
+
+	/*
+	 * The groups of a node share its CPUs (numasched.group_binding =
+	 * preferred): a process may run on every CPU of its node in its class's
+	 * groups, its own group being where it starts and what it is counted
+	 * in.  No memory is nearer on one CPU of a node than on another, and
+	 * the kernel gives waiting work an idle CPU of the node at once.  False
+	 * (strict, and as built): bound to its group, lent the CPUs of another
+	 * when it waits.
+	 */
+	bool		groups_share_node;
 } ns_plan;
 
 /*
@@ -126,6 +137,13 @@ ns_within_reach(const ns_plan *plan, const ns_settings *settings, int from, int 
  */
 void		ns_reach_cpus(const ns_plan *plan, const ns_settings *settings, int home,
 						  const ns_cpuset *reach, ns_cpuset *cpus);
+
+/*
+ * The CPUs a normal process of group g is bound to, nothing lent: g's own,
+ * or where the groups of a node share its CPUs, those of every group of
+ * g's node in "home" (NULL: all), g's among them.
+ */
+void		ns_home_cpus(const ns_plan *plan, int g, const ns_cpuset *home, ns_cpuset *cpus);
 
 typedef struct ns_request
 {

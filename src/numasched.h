@@ -119,6 +119,7 @@ typedef struct numasched_shared
 	/* the settings the shared plan was built from */
 	bool		configured;
 	int			groups_per_node;
+	bool		groups_share_node;	/* numasched.group_binding = preferred */
 	TimestampTz settings_loaded_at; /* PgReloadTime of the process that built it */
 	/* a pair of settings that does not fit the machine, not tried again */
 	int			failed_groups_per_node; /* -1: none */
@@ -175,9 +176,10 @@ extern void numasched_copy_plan_to_shared(const ns_plan *plan);
 extern const ns_cpuset *numasched_slot_reach(const numasched_slot *slot);
 
 /*
- * The CPUs a slot's process gets in a group of the shared plan: the group's,
- * or at background priority every group in its class's reach from there;
- * lock held.
+ * The CPUs a slot's process gets in a group of the shared plan, nothing
+ * lent: the group's (with numasched.group_binding = preferred, its node's
+ * groups of its class), or at background priority every group in its
+ * class's reach from there; lock held.
  */
 extern void numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus);
 

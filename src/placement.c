@@ -75,6 +75,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	ns_cpuset	cpus;
 	ns_cpuset	kernel_cpus;
 	bool		bound;
+	bool		planted;
 	int			class_id = -1;
 	int			lender;
 	int			parallel_mode = numasched_parallel_placement;
@@ -172,7 +173,8 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		background = false, background_refused = true;
 	if (!background)
 		ns_loads_add(plan, numasched_shared_loads(), where.group, NS_DEFAULT_WEIGHT);
-	cpus = kernel_cpus = plan->groups[where.group].cpus;
+	cpus = plan->groups[where.group].cpus;
+	ns_home_cpus(plan, where.group, request.home_groups, &kernel_cpus);
 	/* a group that borrows idle CPUs now: the newcomer may use them too */
 	lender = background ? -1 : numasched_lender_for_locked(where.group, request.reach_groups);
 	if (lender >= 0)
@@ -186,7 +188,16 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	 * postmaster, and binding it would change nothing.
 	 */
 	numasched_keep_off_set_aside(false, &kernel_cpus);
-	bound = ns_cpuset_equal(&kernel_cpus, &numasched_machine->usable) ||
+
+	/*
+	 * Free to run on the CPUs of other groups of its node, it starts on its
+	 * own group's: the kernel wakes a process on or near the CPU it last ran
+	 * on while one is idle there.  Moving another process would only take
+	 * effect at its next wakeup, already with the wider mask.
+	 */
+	planted = self && !background && !ns_cpuset_equal(&kernel_cpus, &cpus) &&
+		ns_bind_cpus(0, &cpus, err, sizeof(err));
+	bound = (!planted && ns_cpuset_equal(&kernel_cpus, &numasched_machine->usable)) ||
 		ns_bind_cpus(self ? 0 : pid, &kernel_cpus, err, sizeof(err));
 
 	slot->pid = pid;

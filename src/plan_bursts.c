@@ -29,6 +29,7 @@ plan_bursts_main(int argc, char **argv)
 		{"parallel-rate", required_argument, NULL, 'p'},
 		{"lend-every", required_argument, NULL, 'l'},
 		{"balance-every", required_argument, NULL, 'B'},
+		{"group-binding", required_argument, NULL, 'g'},
 		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0}
 	};
@@ -36,6 +37,7 @@ plan_bursts_main(int argc, char **argv)
 	burst_options opt = {1, 20000, -1, 20, 60, 2, 100, 10, 8};
 	burst_result results[NBURST_POLICIES];
 	bool		json = false;
+	bool		strict = false; /* the extension's default: preferred */
 	int			o;
 
 	ns_settings_default(&env.settings);
@@ -72,6 +74,11 @@ plan_bursts_main(int argc, char **argv)
 			case 'B':
 				opt.balance_every = plan_int_option("--balance-every", optarg, 0, 100000);
 				break;
+			case 'g':
+				if (strcmp(optarg, "strict") != 0 && strcmp(optarg, "preferred") != 0)
+					plan_fail("--group-binding must be preferred or strict, not \"%s\"", optarg);
+				strict = strcmp(optarg, "strict") == 0;
+				break;
 			case 'j':
 				json = true;
 				break;
@@ -82,6 +89,7 @@ plan_bursts_main(int argc, char **argv)
 	}
 	plan_no_more_arguments(optind, argc, argv);
 	plan_env_load(&env);
+	env.plan->groups_share_node = !strict;
 	for (int p = 0; p < NBURST_POLICIES; p++)
 		sim_bursts(env.plan, &env.settings, &opt, p, &results[p]);
 

@@ -21,6 +21,7 @@ bool
 numasched_sync_plan(void)
 {
 	int			groups_per_node = numasched_groups_per_node;
+	bool		share = numasched_group_binding == GROUP_BINDING_PREFERRED;
 	ns_plan    *plan;
 	const ns_plan *shared;
 	ns_settings settings;
@@ -28,12 +29,14 @@ numasched_sync_plan(void)
 
 	if (numasched_machine == NULL)
 		return false;
+	/* a value already found not to fit: the groups in force stay */
+	if (numasched_state->configured && numasched_state->failed_groups_per_node == groups_per_node)
+		groups_per_node = numasched_state->groups_per_node;
 	if (numasched_state->configured &&
-		(numasched_state->groups_per_node == groups_per_node ||
+		((numasched_state->groups_per_node == groups_per_node &&
+		  numasched_state->groups_share_node == share) ||
 	/* settings older than the plan's: this process has not seen a reload */
-		 PgReloadTime < numasched_state->settings_loaded_at ||
-	/* a value already found not to fit: the plan in force stays */
-		 numasched_state->failed_groups_per_node == groups_per_node))
+		 PgReloadTime < numasched_state->settings_loaded_at))
 		return true;
 
 	/*
@@ -58,7 +61,7 @@ numasched_sync_plan(void)
 		if ((plan = ns_plan_build(numasched_machine, groups_per_node, NULL, err, sizeof(err))) == NULL)
 			return false;
 	}
-	else
+	else if (groups_per_node == numasched_groups_per_node)
 		numasched_state->failed_groups_per_node = -1;
 
 	/*
@@ -69,9 +72,13 @@ numasched_sync_plan(void)
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 		if (numasched_slots[i].lent_group >= 0)
 		{
-			(void) numasched_bind_slot_locked(&numasched_slots[i], &numasched_slots[i].cpus);
+			ns_cpuset	cpus;
+
 			numasched_slots[i].lent_group = -1;
+			numasched_slot_kernel_cpus(&numasched_slots[i], &cpus);
+			(void) numasched_bind_slot_locked(&numasched_slots[i], &cpus);
 		}
+	plan->groups_share_node = share;
 	numasched_copy_plan_to_shared(plan);
 	ns_plan_free(plan);
 

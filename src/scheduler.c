@@ -270,9 +270,11 @@ rebind_after_regroup_locked(void)
 		ns_cpuset	old_cpus = slot->cpus;
 		ns_cpuset	cpus;
 
-		/* a background process's reach may have changed with the groups */
-		if (slot->group < 0 ||
-			(!slot->background && ns_cpuset_equal(&slot->cpus, &plan->groups[slot->group].cpus)))
+		/*
+		 * Every one: its group's CPUs, a background process's reach or, with
+		 * numasched.group_binding changed, what a group binds may differ.
+		 */
+		if (slot->group < 0)
 			continue;
 		from_node = node_of_cpu(ns_cpuset_next(&slot->cpus, 0));
 		slot->cpus = plan->groups[slot->group].cpus;

@@ -48,6 +48,12 @@ static const struct config_enum_entry cpu_priority_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry group_binding_options[] = {
+	{"preferred", GROUP_BINDING_PREFERRED, false},
+	{"strict", GROUP_BINDING_STRICT, false},
+	{NULL, 0, false}
+};
+
 static const struct config_enum_entry shared_memory_options[] = {
 	{"default", SHARED_MEMORY_DEFAULT, false},
 	{"interleave", SHARED_MEMORY_INTERLEAVE, false},
@@ -57,6 +63,7 @@ static const struct config_enum_entry shared_memory_options[] = {
 /* settings */
 bool		numasched_enabled = true;
 int			numasched_groups_per_node = 1;
+int			numasched_group_binding = GROUP_BINDING_PREFERRED;
 int			numasched_parallel_placement = NS_PARALLEL_COMPACT;
 int			numasched_max_steal_distance = 0;
 int			numasched_memory_policy = NS_MEMORY_LOCAL;
@@ -409,6 +416,12 @@ numasched_define_settings(void)
 							"Number of CPU groups each NUMA node is split into; 0 means one per last-level cache.",
 							NULL, &numasched_groups_per_node, 1, 0, NS_MAX_GROUPS_PER_NODE,
 							PGC_SIGHUP, 0, check_groups_per_node, NULL, NULL);
+
+	DefineCustomEnumVariable("numasched.group_binding",
+							 "How a process is bound inside its node: preferred (every CPU of its node in its class's groups, starting in its own group) or strict (its group's CPUs, lent another group's while it waits).",
+							 NULL, &numasched_group_binding, GROUP_BINDING_PREFERRED,
+							 group_binding_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("numasched.parallel_placement",
 							 "Where parallel workers go: compact fills their leader's node first, spread spreads them over the nearest nodes.",

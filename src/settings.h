@@ -16,6 +16,7 @@
 /* the settings */
 extern bool numasched_enabled;
 extern int	numasched_groups_per_node;
+extern int	numasched_group_binding;
 extern int	numasched_parallel_placement;
 extern int	numasched_max_steal_distance;
 extern int	numasched_memory_policy;
@@ -32,6 +33,12 @@ extern int	numasched_cpu_priority;
 extern bool numasched_log_placements;
 extern int	numasched_shared_memory;
 extern char *numasched_interleave_nodes_list;
+
+typedef enum numasched_group_binding_mode
+{
+	GROUP_BINDING_PREFERRED,
+	GROUP_BINDING_STRICT
+} numasched_group_binding_mode;
 
 typedef enum numasched_cross_node_mode
 {

@@ -2,10 +2,12 @@
  * sim_burst.c - sessions alternating CPU bursts and pauses, one tick a
  * millisecond, run through three policies (see sim_burst.h):
  *
- * - numasched: each task bound to its group; every lend_every ticks the
- *   core's lending (ns_lend.c, the code the extension runs) sees each group's
- *   idle CPU and waiting, and a borrowing group's overflow runs on its
- *   lender's idle CPUs;
+ * - numasched: each task bound to its group, or where the plan's groups
+ *   share their node (numasched.group_binding = preferred) to its node's
+ *   groups, its own group's CPUs first; every lend_every ticks the core's
+ *   lending (ns_lend.c, the code the extension runs) sees each group's idle
+ *   CPU and waiting, and a borrowing group's overflow runs on its lender's
+ *   idle CPUs;
  * - linux-like: work conserving inside a node at once (the kernel's wakeup
  *   and idle balancing), between nodes every balance_every ticks, when the
  *   waiting tasks move to the nearest node with idle CPUs and stay there; a
@@ -105,6 +107,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	int		   *count;			/* runnable per group or node */
 	int		   *first;
 	int		   *group_idle;
+	int		   *group_ran;		/* of each group's runnable tasks, those that ran */
 	int		   *node_idle;
 	int		   *node_waiting;
 	uint64_t   *idle_us;
@@ -133,6 +136,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	count = calloc(plan->ngroups > nn ? plan->ngroups : nn, sizeof(int));
 	first = calloc((plan->ngroups > nn ? plan->ngroups : nn) + 1, sizeof(int));
 	group_idle = calloc(plan->ngroups, sizeof(int));
+	group_ran = calloc(plan->ngroups, sizeof(int));
 	node_idle = calloc(nn, sizeof(int));
 	node_waiting = calloc(nn, sizeof(int));
 	idle_us = calloc(plan->ngroups, sizeof(uint64_t));
@@ -140,7 +144,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	changed = calloc(plan->ngroups, sizeof(int));
 	latency_room = 1024;
 	latencies = malloc(sizeof(double) * latency_room);
-	if (!tasks || !sessions || !runnable || !count || !first || !group_idle || !node_idle ||
+	if (!tasks || !sessions || !runnable || !count || !first || !group_idle || !group_ran || !node_idle ||
 		!node_waiting || !idle_us || !waited_us || !changed || !latencies ||
 		(policy == BURST_NUMASCHED && !ns_lending_alloc(plan->ngroups, &lending)))
 		plan_fail("out of memory");
@@ -278,12 +282,35 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 					result->local++;
 				}
 				group_idle[g] -= run;
+				group_ran[g] = run;
 			}
+			/* where the groups of a node share its CPUs: the idle ones of the node */
+			if (policy == BURST_NUMASCHED && plan->groups_share_node)
+				for (int g = 0; g < plan->ngroups; g++)
+				{
+					int			node = plan->groups[g].node;
+
+					for (int i = 0; i < plan->node_ngroups[node] && group_ran[g] < count[g]; i++)
+					{
+						int			other = plan->node_first_group[node] + i;
+
+						while (group_idle[other] > 0 && group_ran[g] < count[g])
+						{
+							burst_task *t = &tasks[runnable[first[g] + (group_ran[g] + tick) % count[g]]];
+
+							t->left--;
+							result->demand++;
+							result->local++;
+							group_idle[other]--;
+							group_ran[g]++;
+						}
+					}
+				}
 			/* then a borrower's overflow on its lender's idle CPUs */
 			for (int g = 0; g < plan->ngroups; g++)
 			{
 				int			lender = policy == BURST_NUMASCHED ? lending.lender[g] : -1;
-				int			run = count[g] < plan->groups[g].ncpus ? count[g] : plan->groups[g].ncpus;
+				int			run = group_ran[g];
 				int			over = count[g] - run;
 				int			visiting = 0;
 
@@ -374,6 +401,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	free(count);
 	free(first);
 	free(group_idle);
+	free(group_ran);
 	free(node_idle);
 	free(node_waiting);
 	free(idle_us);

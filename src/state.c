@@ -121,6 +121,7 @@ numasched_copy_plan_to_shared(const ns_plan *plan)
 	memcpy(shared_plan.steal, plan->steal, nn * nn * sizeof(int));
 	memcpy(shared_plan.hops, plan->hops, nn * nn);
 	numasched_state->ngroups = plan->ngroups;
+	numasched_state->groups_share_node = plan->groups_share_node;
 	/* new groups: nothing lent between them yet */
 	for (int g = 0; g < plan->ngroups; g++)
 		numasched_group_lender[g] = -1;
@@ -140,7 +141,7 @@ numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus)
 
 	if (!slot->background)
 	{
-		*cpus = plan->groups[group].cpus;
+		ns_home_cpus(plan, group, numasched_slot_home(slot), cpus);
 		return;
 	}
 	numasched_settings(&settings);
@@ -166,14 +167,12 @@ numasched_keep_off_set_aside(bool aside, ns_cpuset *cpus)
 void
 numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus)
 {
-	if (slot->background && slot->group >= 0 && slot->group < numasched_state->ngroups)
+	if (slot->group >= 0 && slot->group < numasched_state->ngroups)
 		numasched_group_cpus_for(slot, slot->group, cpus);
 	else
-	{
 		*cpus = slot->cpus;
-		if (slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
-			ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);
-	}
+	if (!slot->background && slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
+		ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);
 	numasched_keep_off_set_aside(slot->aside, cpus);
 }
 
@@ -181,6 +180,7 @@ const ns_plan *
 numasched_shared_plan(void)
 {
 	shared_plan.ngroups = numasched_state->ngroups;
+	shared_plan.groups_share_node = numasched_state->groups_share_node;
 	return &shared_plan;
 }
 

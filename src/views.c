@@ -178,7 +178,11 @@ copy_slots(int *count, numasched_class **classes, ns_cpuset **kernel_cpus)
 		{
 			if (kernel_cpus)
 				numasched_slot_kernel_cpus(&numasched_slots[i], &(*kernel_cpus)[n]);
-			copy[n++] = numasched_slots[i];
+			copy[n] = numasched_slots[i];
+			/* the copy's cpus: what it has with nothing lent, to tell what is */
+			if (copy[n].group >= 0 && copy[n].group < numasched_state->ngroups)
+				numasched_group_cpus_for(&numasched_slots[i], copy[n].group, &copy[n].cpus);
+			n++;
 		}
 	if (classes)
 		memcpy(*classes, numasched_classes, NUMASCHED_MAX_CLASSES * sizeof(numasched_class));

@@ -12,6 +12,8 @@ need_cpus(2);
 
 my $node = numasched_cluster('placement', qq{
 numasched.groups_per_node = 2
+# each group binds its own CPUs alone (numasched.group_binding = preferred: 013)
+numasched.group_binding = strict
 # exact CPU sets are checked here: no CPUs lent to a busy group
 numasched.lend_idle_cpus = off
 numasched.log_placements = on

@@ -19,6 +19,8 @@ system('cc', '-shared', '-fPIC', '-o', $shim, 'test/t/failbind.c') == 0
 my $several = () = glob('/sys/devices/system/node/node[0-9]*');
 my $node = numasched_cluster('failopen', qq{
 numasched.groups_per_node = @{[ $several > 1 ? 1 : 2 ]}
+# each group binds its own CPUs alone (numasched.group_binding = preferred: 013)
+numasched.group_binding = strict
 });
 {
 	local $ENV{LD_PRELOAD} = $shim;

@@ -18,6 +18,8 @@ need_cpus(2);
 # would be mistaken for.
 my $node = numasched_cluster('scheduler', qq{
 numasched.groups_per_node = 2
+# each group binds its own CPUs alone (numasched.group_binding = preferred: 013)
+numasched.group_binding = strict
 numasched.lend_idle_cpus = off
 numasched.rebalance_interval = 200ms
 numasched.log_placements = on

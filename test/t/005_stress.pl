@@ -20,6 +20,8 @@ my @seeds = split /,/, ($ENV{STRESS_SEEDS} || '1,2,3');
 
 my $node = numasched_cluster('stress', qq{
 numasched.groups_per_node = 2
+# each group binds its own CPUs alone (numasched.group_binding = preferred: 013)
+numasched.group_binding = strict
 numasched.rebalance_interval = 50ms
 numasched.imbalance_threshold = 1
 max_connections = 60

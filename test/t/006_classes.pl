@@ -19,6 +19,8 @@ need_cpus(2);
 # classes' (010_lending.pl tests lending)
 my $node = numasched_cluster('classes', qq{
 numasched.groups_per_node = 2
+# each group binds its own CPUs alone (numasched.group_binding = preferred: 013)
+numasched.group_binding = strict
 numasched.log_placements = on
 numasched.rebalance_interval = 100ms
 numasched.lend_idle_cpus = off

@@ -28,6 +28,8 @@ system('cc', '-shared', '-fPIC', '-o', $shim, 'test/t/seccomp.c') == 0
 my $groups_per_node = $several ? 1 : 2;
 my $node = numasched_cluster('seccomp', qq{
 numasched.groups_per_node = $groups_per_node
+# each group binds its own CPUs alone (numasched.group_binding = preferred: 013)
+numasched.group_binding = strict
 # the group's CPUs are checked: none lent
 numasched.lend_idle_cpus = off
 numasched.shared_memory = interleave

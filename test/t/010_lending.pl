@@ -20,6 +20,8 @@ need_cpus(2);
 
 my $node = numasched_cluster('lending', qq{
 numasched.groups_per_node = 2
+# each group binds its own CPUs alone (numasched.group_binding = preferred: 013)
+numasched.group_binding = strict
 numasched.rebalance_interval = 0
 });
 $node->start;

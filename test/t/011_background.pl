@@ -36,6 +36,8 @@ sub schedstat
 
 my $node = numasched_cluster('background', qq{
 numasched.groups_per_node = 2
+# each group binds its own CPUs alone (numasched.group_binding = preferred: 013)
+numasched.group_binding = strict
 numasched.rebalance_interval = 0
 });
 $node->start;

@@ -727,6 +727,50 @@ test_lending(void)
 			   "lending: given back once the two left a lender's worth of CPU idle for a window (%d ticks)", ticks);
 	}
 	{
+		/* the groups of a node share its CPUs (numasched.group_binding = preferred) */
+		int			half[8] = {0, 10, 320, 320, 320, 320, 320, 320};
+		int			node_busy[8] = {0, 0, 320, 320, 320, 320, 320, 320};
+		uint64_t	idle_us[8] = {0, 10000, 0, 0, 0, 0, 0, 0};
+		uint64_t	waited_us[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+		ns_lend_sample sample = {idle_us, waited_us};
+
+		plan->groups_share_node = true;
+		ns_lending_reset(&l);
+		n = lend_tick(plan, &s, &l, true, half, changed);
+		tap_ok(n == 0 && l.lender[0] < 0,
+			   "lending, groups sharing their node: group 0 waits while group 1 of its node idles: nothing lent (the kernel has the CPU already)");
+		n = lend_tick(plan, &s, &l, true, node_busy, changed);
+		tap_ok(n == 2 && l.lender[0] == 2 && l.lender[1] == 2,
+			   "lending, groups sharing their node: its whole node busy, each group borrows the idle group of the nearest node");
+		waited_us[2] = 5000;
+		idle_us[2] = 0;
+		(void) ns_lend_tick(plan, &s, &sample, 10000, &l, changed);
+		tap_ok(l.lender[0] < 0 && l.lender[1] < 0 && l.lender[2] == 1,
+			   "lending, groups sharing their node: turns round once the lender's work waits and its borrowers' node has a CPU idle (group 1's)");
+		plan->groups_share_node = false;
+	}
+	{
+		ns_cpuset	cpus;
+		ns_cpuset	node0;
+		ns_cpuset	home;
+
+		ns_cpuset_or(&node0, &plan->groups[0].cpus, &plan->groups[1].cpus);
+		ns_home_cpus(plan, 0, NULL, &cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &plan->groups[0].cpus), "home CPUs, strict: its group's");
+		plan->groups_share_node = true;
+		ns_home_cpus(plan, 0, NULL, &cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &node0), "home CPUs, groups sharing their node: its node's");
+		ns_cpuset_zero(&home);
+		ns_cpuset_set(&home, 0);
+		ns_cpuset_set(&home, 4);
+		ns_home_cpus(plan, 0, &home, &cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &plan->groups[0].cpus),
+			   "home CPUs, groups sharing their node: only its class's groups of its node (0 and 4 of another node: group 0's)");
+		ns_home_cpus(plan, 1, &home, &cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &node0), "home CPUs: a process spilled out of its class's groups keeps its own group's besides");
+		plan->groups_share_node = false;
+	}
+	{
 		char		stat[] = "cpu  10 0 10 500 5 0 0 0 0 0\n"
 			"cpu0 5 0 5 300 2 0 0 0 0 0\ncpu2 5 0 5 200 3 0 0 0 0 0\nintr 12 0 0\n";
 		uint64_t	idle_us[4] = {7, 7, 7, 7};
