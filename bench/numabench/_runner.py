@@ -26,8 +26,9 @@ from ._summary import paired, summarise
 from ._output import write_outputs
 
 
-def one_run(cluster, args, clients, workdir, tag, duration=None):
-    """CHECKPOINT, then one pgbench run with a per-transaction log."""
+def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None):
+    """CHECKPOINT, then one pgbench run with a per-transaction log; an open
+    loop's arrivals drawn with pgbench's --random-seed "seed" when given."""
     duration = duration or args.duration
     cluster.psql("CHECKPOINT")
     logdir = tempfile.mkdtemp(prefix="log-", dir=workdir)
@@ -63,6 +64,11 @@ def one_run(cluster, args, clients, workdir, tag, duration=None):
                 ["-n", "-U", TWO_ROLES[1], "-c", str(analytic_clients), "-j", "1", "-T", str(duration)]
                 + shlex.split(args.pgbench_args or "")
                 + workload_files("two-roles-analytic", 0, 0, args.workload_dir), cpus=args.pgbench_cpus)
+    if streams and "-R" in streams and seed is not None:
+        # the same arrival times for every configuration of a round (common
+        # random numbers): a pair differs by what the server did, not by how
+        # many transactions the schedule happened to ask for
+        streams = streams + ["--random-seed=%d" % seed]
     r = cluster.pgbench(["-n", "-c", str(clients), "-j", str(threads), "-T", str(duration),
                          "-l", "--log-prefix=" + prefix] + streams + shlex.split(args.pgbench_args or "")
                         + workload_files(args.workload, args.oltp_weight, args.analytic_weight,
@@ -228,7 +234,7 @@ def cmd_run(args):
             for n in clients:
                 # A B, then B A: a drift within a round hits both sides alike
                 for c in (clusters if i % 2 == 0 else clusters[::-1]):
-                    r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i))
+                    r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i), seed=i + 1)
                     r["run"] = i + 1
                     next(x for x in results if x["configuration"] == c.name and x["clients"] == n)["runs"].append(r)
                     log("run %d/%d, %d clients, %-10s tps %10.1f  latency %.3f ms" % (
