@@ -147,9 +147,3 @@ numasched_drop_class_locked(int class_id)
 	if (class_id >= 0)
 		numasched_classes[class_id].refs--;
 }
-
-const ns_cpuset *
-numasched_slot_home(const numasched_slot *slot)
-{
-	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].home : NULL;
-}

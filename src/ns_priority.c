@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ns_priority.h"
+#include "ns_cgroup.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -107,47 +108,6 @@ ns_may_raise_priority(char *why, size_t whylen)
 	return false;
 }
 
-/*
- * The cgroup path of the caller ("self") or pid 2 in the hierarchy that has
- * the cpu controller (cgroup v1), else in cgroup v2; *v1 says which.  "" if
- * none.
- */
-static void
-cpu_cgroup(const char *pid, char *out, size_t outlen, bool *v1)
-{
-	char		path[64];
-	char		line[4096];
-	FILE	   *f;
-
-	out[0] = '\0';
-	*v1 = false;
-	snprintf(path, sizeof(path), "/proc/%s/cgroup", pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return;
-	/* "id:controllers:path": the v1 line naming cpu, else v2's "0::path" */
-	while (fgets(line, sizeof(line), f))
-	{
-		char	   *c = strchr(line, ':'),
-				   *p = c ? strchr(c + 1, ':') : NULL;
-		char	   *controllers = c ? c + 1 : NULL;
-		bool		v1_cpu = false;
-
-		if (p == NULL)
-			continue;
-		*p = '\0';
-		for (char *t = strtok(controllers, ","); t; t = strtok(NULL, ","))
-			v1_cpu |= strcmp(t, "cpu") == 0;
-		if (v1_cpu || (controllers[0] == '\0' && out[0] == '\0'))
-			snprintf(out, outlen, "%s", p + 1);
-		if (v1_cpu)
-		{
-			*v1 = true;
-			break;
-		}
-	}
-	fclose(f);
-}
-
 bool
 ns_autogroups_apply(void)
 {
@@ -170,8 +130,8 @@ ns_autogroups_apply(void)
 	fclose(f);
 	if (strcmp(comm, "kthreadd\n") != 0)
 		return false;			/* another pid namespace: a container */
-	cpu_cgroup("self", mine, sizeof(mine), &v1);
-	cpu_cgroup("2", kthreadd, sizeof(kthreadd), &v1);
+	ns_cpu_cgroup("self", mine, sizeof(mine), &v1);
+	ns_cpu_cgroup("2", kthreadd, sizeof(kthreadd), &v1);
 	if (mine[0] == '\0' || strcmp(mine, kthreadd) == 0)
 		return mine[0] != '\0';
 	if (v1)

@@ -176,6 +176,12 @@ extern void numasched_copy_plan_to_shared(const ns_plan *plan);
 extern const ns_cpuset *numasched_slot_reach(const numasched_slot *slot);
 
 /*
+ * The groups of a slot's class, where the rebalancer may move it (it spills
+ * only when placed); NULL: any.  Lock held.
+ */
+extern const ns_cpuset *numasched_slot_home(const numasched_slot *slot);
+
+/*
  * The CPUs a slot's process gets in a group of the shared plan, nothing
  * lent: the group's (with numasched.group_binding = preferred, its node's
  * groups of its class), or at background priority every group in its
@@ -252,12 +258,6 @@ extern bool numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader);
  * it go (numasched.enabled turned off).
  */
 extern void numasched_reclass(void);
-
-/*
- * The groups of a slot's class, where the rebalancer may move it (it spills
- * only when placed); NULL: any.  Lock held.
- */
-extern const ns_cpuset *numasched_slot_home(const numasched_slot *slot);
 
 /* memory (memory.c) */
 

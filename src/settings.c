@@ -82,7 +82,8 @@ bool		numasched_class_changed = false;
 bool		numasched_in_set_statement = false;
 char	   *numasched_interleave_nodes_list = NULL;
 bool		numasched_log_placements = false;
-bool		numasched_background_by_autogroup = false;
+numasched_priority_way numasched_background_way = PRIORITY_BY_SCHED_IDLE;
+ns_cgroup_dirs numasched_cgroup_dirs;
 
 /*
  * Turns one of the core's messages ("node 5 does not exist") into a detail
@@ -302,7 +303,7 @@ check_cpu_priority(int *newval, void **extra, GucSource source)
 	char		why[NS_ERRLEN];
 
 	if (*newval != CPU_PRIORITY_NORMAL || source != PGC_S_SESSION || !numasched_in_set_statement ||
-		numasched_background_by_autogroup || ns_is_background(0) != 1 ||
+		numasched_background_way != PRIORITY_BY_SCHED_IDLE || ns_is_background(0) != 1 ||
 		ns_may_raise_priority(why, sizeof(why)))
 		return true;
 	GUC_check_errmsg("numasched cannot give this session normal CPU priority back");
@@ -384,18 +385,29 @@ void
 numasched_probe_priority(void)
 {
 	char		why[NS_ERRLEN];
+	char		no_cgroup[NS_ERRLEN];
 
-	numasched_background_by_autogroup = ns_autogroups_apply();
-	if (numasched_background_by_autogroup)
+	if (ns_cgroup_prepare(&numasched_cgroup_dirs, no_cgroup, sizeof(no_cgroup)))
+	{
+		numasched_background_way = PRIORITY_BY_CGROUP;
+		ereport(LOG,
+				(errmsg("numasched gives background processes the idle cpu cgroup %s here",
+						numasched_cgroup_dirs.background),
+				 errdetail("Its cpu.idle is 1: they run where normal processes leave a CPU idle, and go back to normal by moving to %s.",
+						   numasched_cgroup_dirs.normal)));
+		return;
+	}
+	numasched_background_way = ns_autogroups_apply() ? PRIORITY_BY_AUTOGROUP : PRIORITY_BY_SCHED_IDLE;
+	if (numasched_background_way == PRIORITY_BY_AUTOGROUP)
 		ereport(LOG,
 				(errmsg("numasched gives background processes nice 19 for their autogroups here"),
 				 errdetail("Each PostgreSQL process is an autogroup of its own outside any cpu cgroup, and the kernel shares the CPU between autogroups by their nice value, which it lets change ten times a second machine-wide: a parallel worker of a background query may run at a normal share until its turn comes."),
-				 errhint("In a cpu cgroup of its own (CPUWeight=100 in its systemd unit), or with kernel.sched_autogroup_enabled = 0, the server gives background processes SCHED_IDLE instead, at once.")));
+				 errhint("Given a cpu cgroup of its own to change (Delegate=yes in its systemd unit; here %s), the server puts background processes in an idle cpu cgroup instead, at once.", no_cgroup)));
 	else if (!ns_may_raise_priority(why, sizeof(why)))
 		ereport(LOG,
 				(errmsg("numasched.cpu_priority = background lasts for a session's life here"),
 				 errdetail_from_core(why),
-				 errhint("To let a session go back to normal, and a lock holder leave SCHED_IDLE while normal sessions wait for it, give the server LimitNICE=+0 in its systemd unit (RLIMIT_NICE 20), or AmbientCapabilities=CAP_SYS_NICE.")));
+				 errhint("To let a session go back to normal, and a lock holder leave SCHED_IDLE while normal sessions wait for it, give the server a cpu cgroup of its own to change (Delegate=yes in its systemd unit; here %s), LimitNICE=+0 (RLIMIT_NICE 20), or AmbientCapabilities=CAP_SYS_NICE.", no_cgroup)));
 }
 
 /* Defines the numasched.* settings (the postmaster-only ones when preloaded). */

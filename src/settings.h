@@ -5,6 +5,7 @@
 #ifndef NUMASCHED_SETTINGS_H
 #define NUMASCHED_SETTINGS_H
 
+#include "ns_cgroup.h"
 #include "ns_os.h"
 #include "ns_policy.h"
 #include "ns_priority.h"
@@ -82,11 +83,23 @@ extern ns_topology *numasched_machine;
 
 /*
  * How background priority is given here (postmaster, at load; inherited by
- * every child): nice 19 for the process's autogroup where autogroups share
- * the CPU (any process may set it back to 0), else SCHED_IDLE, which only
- * RLIMIT_NICE or CAP_SYS_NICE lets a process leave.
+ * every child): the idle child of a cpu cgroup the server may change (any
+ * process goes back to normal by moving out of it); else nice 19 for the
+ * process's autogroup where autogroups share the CPU (any process may set
+ * it back to 0, ten changes a second machine-wide); else SCHED_IDLE, which
+ * only RLIMIT_NICE or CAP_SYS_NICE lets a process leave.
  */
-extern bool numasched_background_by_autogroup;
+typedef enum numasched_priority_way
+{
+	PRIORITY_BY_SCHED_IDLE,
+	PRIORITY_BY_AUTOGROUP,
+	PRIORITY_BY_CGROUP
+} numasched_priority_way;
+
+extern numasched_priority_way numasched_background_way;
+
+/* with PRIORITY_BY_CGROUP: the cgroups of normal and background processes */
+extern ns_cgroup_dirs numasched_cgroup_dirs;
 
 /* Decides it, and says at LOG what it means here. */
 extern void numasched_probe_priority(void);

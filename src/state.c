@@ -133,6 +133,12 @@ numasched_slot_reach(const numasched_slot *slot)
 	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].reach : NULL;
 }
 
+const ns_cpuset *
+numasched_slot_home(const numasched_slot *slot)
+{
+	return slot->class_id >= 0 ? &numasched_classes[slot->class_id].home : NULL;
+}
+
 void
 numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus)
 {
