@@ -143,6 +143,37 @@ background_by_sched_idle() {
 	return $status
 }
 
+# Background priority by an idle cpu cgroup, as for a server given a cgroup
+# of its own (Delegate=yes in its systemd unit): 011 and 012 with everything
+# the tests start in a cpu cgroup owned by postgres, in the cgroup v1 cpu
+# hierarchy where there is one (this machine), else in cgroup v2.
+background_by_cgroup() {
+	local scratch cg mnt status=0
+	mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
+	if [ -z "$mnt" ]; then
+		mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+		if [ -z "$mnt" ] || ! grep -qw cpu "$mnt/cgroup.controllers" 2>/dev/null; then
+			echo "no cpu cgroup hierarchy here: the cgroup way is not tested"
+			return 0
+		fi
+		grep -qw cpu "$mnt/cgroup.subtree_control" || echo +cpu >"$mnt/cgroup.subtree_control" || return 1
+	fi
+	cg="$mnt/numasched-test-$$"
+	mkdir "$cg" && chown -R postgres: "$cg" || return 1
+	scratch=$(mktemp -d /tmp/numasched-cgroup-XXXXXX)
+	scratches+=("$scratch")
+	copy_tree "$scratch"
+	chown -R postgres: "$scratch"
+	# the shell joins the cgroup, then becomes postgres: all the tests start is in it
+	bash -c 'echo $$ >"$1/cgroup.procs" && exec setpriv --reuid postgres --regid postgres --init-groups \
+		env HOME="$2" NUMASCHED_EXPECT_MODE=cgroup make -s -C "$2" installcheck REGRESS= \
+		PROVE_TESTS="test/t/011_background.pl test/t/012_inversion.pl"' _ "$cg" "$scratch" || status=1
+	for d in "$cg"/numasched-* "$cg"; do
+		for i in 1 2 3 4 5; do rmdir "$d" 2>/dev/null && break; sleep 1; done
+	done
+	return $status
+}
+
 step "core unit tests (fixture sysfs trees)" prove test/core.t
 step "release: versions, oldest PostgreSQL, maintainer, licence agree; make dist" prove test/release.t
 step "layers: the core uses nothing above it, no circle of uses in the glue or the CLI" prove test/layers.t
@@ -153,6 +184,10 @@ step "PostgreSQL 15, as the Debian package: its contents, then pg_regress and TA
 if [ "$(id -u)" = 0 ]; then
 	step "PostgreSQL 15: background priority as SCHED_IDLE (autogroups off), unprivileged and with CAP_SYS_NICE, and its inversion guard" \
 		background_by_sched_idle
+fi
+if [ "$(id -u)" = 0 ]; then
+	step "PostgreSQL 15: background priority by an idle cpu cgroup the server may change (Delegate=yes), and its inversion guard" \
+		background_by_cgroup
 fi
 for major in 17 18 19; do
 	if [ "$(id -u)" != 0 ]; then

@@ -4,7 +4,7 @@
     numabench run [--config NAME[=BASE[,setting=value|role.ROLE.setting=value...]]]...
                   [--workload W] [--rate TPS] [--analytic-clients N]
                   [--clients N[,N...]] [--duration S] [--runs N] [--scale N] [--trim]
-                  [--server-numactl ARGS] [--pgbench-cpus LIST] [--huge-pages]
+                  [--server-numactl ARGS] [--server-cgroup] [--pgbench-cpus LIST] [--huge-pages]
                   [--tune [--sysfs ROOT]] [--out DIR]
     numabench compare A.json [B.json] [--old CONFIG --new CONFIG]
     numabench demo

@@ -49,6 +49,9 @@ def build_parser():
                         "e.g. /usr/lib/postgresql/15/bin/pg_config")
     r.add_argument("--server-numactl", metavar="ARGS",
                    help="start the servers under numactl, e.g. \"--cpunodebind=0 --membind=0\"")
+    r.add_argument("--server-cgroup", action="store_true",
+                   help="start each server in a cpu cgroup of its own, owned by postgres, as Delegate=yes in its "
+                        "systemd unit gives it (root; numasched then puts background work in an idle child cgroup)")
     r.add_argument("--pgbench-cpus", metavar="LIST", help="pin pgbench with taskset -c LIST")
     r.add_argument("--huge-pages", action="store_true", help="huge_pages = on (default off)")
     r.add_argument("--tune", action="store_true", help="tune the machine for the run, reset after")

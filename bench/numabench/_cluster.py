@@ -3,6 +3,7 @@
 import os
 import shutil
 import subprocess
+import time
 
 from ._common import UsageError
 from ._system import read
@@ -23,6 +24,36 @@ def pg_dirs(pg_config):
     return out[0].strip(), out[1].strip()
 
 
+def cpu_cgroup_mount():
+    """Where the hierarchy with the cpu controller is mounted: cgroup v1's,
+    else cgroup v2's (cpu turned on below its root)."""
+    mounts = [line.split() for line in (read("/proc/mounts") or "").splitlines()]
+    for f in mounts:
+        if len(f) > 3 and f[2] == "cgroup" and "cpu" in f[3].split(","):
+            return f[1]
+    for f in mounts:
+        if len(f) > 2 and f[2] == "cgroup2" and "cpu" in (read(os.path.join(f[1], "cgroup.controllers")) or "").split():
+            if "cpu" not in (read(os.path.join(f[1], "cgroup.subtree_control")) or "").split():
+                with open(os.path.join(f[1], "cgroup.subtree_control"), "w") as out:
+                    out.write("+cpu")
+            return f[1]
+    raise UsageError("--server-cgroup: no cgroup hierarchy with the cpu controller is mounted here")
+
+
+def remove_cgroup(path):
+    """A cgroup and the children the server made, once their processes are gone."""
+    if not path or not os.path.isdir(path):
+        return
+    children = [os.path.join(path, d) for d in os.listdir(path) if os.path.isdir(os.path.join(path, d))]
+    for d in children + [path]:
+        for _ in range(50):
+            try:
+                os.rmdir(d)
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
 def as_postgres(cmd):
     return (["runuser", "-u", "postgres", "--"] + cmd) if os.getuid() == 0 else cmd
 
@@ -30,12 +61,19 @@ def as_postgres(cmd):
 class Cluster:
     """A throwaway cluster in its own directory, reached over a Unix socket."""
 
-    def __init__(self, name, settings, workdir, port, bindir, numactl=None):
+    def __init__(self, name, settings, workdir, port, bindir, numactl=None, cgroup=False):
         self.name, self.settings, self.port, self.bindir = name, settings, port, bindir
         self.dir = os.path.join(workdir, name)
         self.data = os.path.join(self.dir, "data")
         self.numactl = numactl
         self.running = False
+        # a cpu cgroup of its own, the postgres user's, as Delegate=yes in a
+        # systemd unit gives it (numasched puts background work in an idle child)
+        self.cgroup = None
+        if cgroup:
+            if os.getuid() != 0:
+                raise UsageError("--server-cgroup: making a cgroup for each server needs root")
+            self.cgroup = os.path.join(cpu_cgroup_mount(), "numabench-%s-%d" % (name, os.getpid()))
 
     def run(self, cmd, **kw):
         # in a directory postgres may enter: the caller's may be 0700
@@ -62,7 +100,17 @@ class Cluster:
                os.path.join(self.dir, "server.log"), "-w", "start"]
         if self.numactl:
             cmd = ["numactl"] + self.numactl.split() + cmd
-        r = self.run(cmd)
+        if self.cgroup:
+            os.makedirs(self.cgroup, exist_ok=True)
+            shutil.chown(self.cgroup, "postgres", "postgres")
+            for f in ("cgroup.procs", "tasks", "cgroup.subtree_control"):
+                if os.path.exists(os.path.join(self.cgroup, f)):
+                    shutil.chown(os.path.join(self.cgroup, f), "postgres", "postgres")
+            # joined by root, which cgroup v2 requires of a move from outside
+            r = subprocess.run(["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec "$@"', self.cgroup] + as_postgres(cmd),
+                               capture_output=True, text=True, cwd=os.path.dirname(self.dir))
+        else:
+            r = self.run(cmd)
         if r.returncode:
             raise RuntimeError("server %s did not start: %s\n%s" % (
                 self.name, r.stderr.strip(), read(os.path.join(self.dir, "server.log"), "")[-2000:]))
@@ -72,6 +120,7 @@ class Cluster:
         if self.running:
             self.run([os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-m", "fast", "-w", "stop"])
             self.running = False
+        remove_cgroup(self.cgroup)
 
     def conninfo(self):
         return ["-h", self.dir, "-p", str(self.port)]

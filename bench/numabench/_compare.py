@@ -9,7 +9,7 @@ from ._stats import mean, welch
 from ._summary import metric_label
 
 
-OVERVIEW_KEYS = ("git_commit", "postgresql", "cpu_model", "cpus_online", "nodes", "server_numactl",
+OVERVIEW_KEYS = ("git_commit", "postgresql", "cpu_model", "cpus_online", "nodes", "server_numactl", "server_cgroup",
                  "pgbench_cpus", "frequency", "cpufreq_driver", "governor", "boost", "idle_states", "huge_pages",
                  "numa_balancing", "kernel", "virtualization", "steal_percent")
 

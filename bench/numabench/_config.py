@@ -80,6 +80,7 @@ def system_overview(args, bindir, items):
         "cpus_online": read("/sys/devices/system/cpu/online"),
         "nodes": node_summary(),
         "server_numactl": args.server_numactl or "none",
+        "server_cgroup": "a cpu cgroup of its own per server" if getattr(args, "server_cgroup", False) else "none",
         "pgbench_cpus": args.pgbench_cpus or "any",
         "frequency": pinned_state(items),
         "cpufreq_driver": Machine(args.sysfs).driver() or "none",

@@ -190,7 +190,7 @@ def cmd_run(args):
         items = system_items(Machine(args.sysfs))
         port = args.port
         for name, settings in configs:
-            c = Cluster(name, settings, workdir, port, bindir, args.server_numactl)
+            c = Cluster(name, settings, workdir, port, bindir, args.server_numactl, args.server_cgroup)
             port += 1
             clusters.append(c)
             log("setting up %s: initdb, start, load %s data (scale %d)" % (name, args.workload, args.scale))

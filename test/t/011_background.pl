@@ -1,12 +1,13 @@
 # numasched.cpu_priority = background on one node split into groups of one
-# CPU: a background session runs at background priority (its autogroup at
-# nice 19 where autogroups share the CPU, else SCHED_IDLE) on every CPU of
+# CPU: a background session runs at background priority (the idle cpu cgroup
+# where the server may change its own, its autogroup at nice 19 where
+# autogroups share the CPU, else SCHED_IDLE) on every CPU of
 # its reach, and so do its parallel workers; a normal busy session bound to one CPU
 # gets that CPU at once beside two busy background sessions; a SET back to
 # normal is refused where the kernel would not raise the priority again (and
 # works where it would); a role's default applies at connection.  Read from
 # /proc: the scheduling policy (field 41 of /proc/PID/stat), /proc/PID/autogroup,
-# Cpus_allowed_list and /proc/PID/schedstat.
+# /proc/PID/cgroup, Cpus_allowed_list and /proc/PID/schedstat.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -45,14 +46,13 @@ $node->safe_psql('postgres', 'CREATE EXTENSION numasched');
 my $all_cpus = $node->safe_psql('postgres', 'SELECT string_agg(cpus, \',\' ORDER BY cpu_group) FROM numasched_groups');
 my $postmaster = $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity WHERE backend_type = \'numasched scheduler\'');
 my $mode = background_mode($node);
-# nice 0 for an autogroup needs no privilege
-my $raise = $mode eq 'autogroup' || may_raise($postmaster);
+my $raise = may_raise_in($mode, $postmaster);
 note("background priority by: $mode; the server may raise priorities: " . ($raise ? 'yes' : 'no'));
 is($mode, $ENV{NUMASCHED_EXPECT_MODE}, "the server gives background priority by $ENV{NUMASCHED_EXPECT_MODE}")
   if $ENV{NUMASCHED_EXPECT_MODE};
 ok($raise, 'the server holds what it needs to raise priorities (NUMASCHED_EXPECT_RAISE)')
   if $ENV{NUMASCHED_EXPECT_RAISE};
-my $what = $mode eq 'autogroup' ? 'its autogroup at nice 19' : 'SCHED_IDLE';
+my $what = { cgroup => 'its idle cpu cgroup', autogroup => 'its autogroup at nice 19', idle => 'SCHED_IDLE' }->{$mode};
 
 # --- a session set to background -------------------------------------------
 my $bg = $node->background_psql('postgres', on_error_stop => 0);

@@ -24,7 +24,7 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION numasched; CREATE TABLE hot (id int PRIMARY KEY, v int); INSERT INTO hot VALUES (1, 0)');
 my $scheduler = $node->safe_psql('postgres', "SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'");
 my $mode = background_mode($node);
-my $raise = $mode eq 'autogroup' || may_raise($scheduler);
+my $raise = may_raise_in($mode, $scheduler);
 note("background priority by: $mode; the server may raise priorities: " . ($raise ? 'yes' : 'no'));
 is($mode, $ENV{NUMASCHED_EXPECT_MODE}, "the server gives background priority by $ENV{NUMASCHED_EXPECT_MODE}")
   if $ENV{NUMASCHED_EXPECT_MODE};

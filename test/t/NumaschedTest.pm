@@ -11,7 +11,7 @@ use Test::More;
 
 our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu stat_field need_cpus
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
-  background_mode in_background autogroup_nice may_raise expand);
+  background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand);
 
 # The CPU list the kernel holds for a process, from /proc/PID/status.
 sub kernel_cpus
@@ -134,12 +134,42 @@ sub need_cpus
 	plan skip_all => "needs at least $n CPUs, this process has $cpus" if cpu_count($cpus) < $n;
 }
 
-# How the server gives background priority, as it said at start:
-# 'autogroup' (nice 19 for the process's autogroup) or 'idle' (SCHED_IDLE).
+# How the server gives background priority, as it said at start: 'cgroup'
+# (the idle cpu cgroup numasched-background), 'autogroup' (nice 19 for the
+# process's autogroup) or 'idle' (SCHED_IDLE).
 sub background_mode
 {
 	my ($node) = @_;
-	return slurp_file($node->logfile) =~ /nice 19 for their autogroups here/ ? 'autogroup' : 'idle';
+	my $log = slurp_file($node->logfile);
+	return $log =~ /background processes the idle cpu cgroup / ? 'cgroup'
+	  : $log =~ /nice 19 for their autogroups here/ ? 'autogroup'
+	  : 'idle';
+}
+
+# Whether the server may give a background process normal priority back:
+# by moving it out of the idle cgroup or setting its autogroup's nice to 0
+# anyone may; out of SCHED_IDLE, only with RLIMIT_NICE or CAP_SYS_NICE.
+sub may_raise_in
+{
+	my ($mode, $pid) = @_;
+	return $mode ne 'idle' || may_raise($pid);
+}
+
+# The cgroup of a process in the hierarchy with the cpu controller (v1),
+# else cgroup v2's, from /proc/PID/cgroup, or undef.
+sub cpu_cgroup
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/cgroup") or return undef;
+	my $v2;
+	while (my $line = <$fh>)
+	{
+		chomp $line;
+		my ($id, $controllers, $path) = split /:/, $line, 3;
+		return $path if grep { $_ eq 'cpu' } split /,/, $controllers;
+		$v2 = $path if $controllers eq '';
+	}
+	return $v2;
 }
 
 # The nice value of a process's autogroup (/proc/PID/autogroup), or undef.
@@ -151,11 +181,14 @@ sub autogroup_nice
 }
 
 # Whether the kernel runs a process at background priority in that mode:
-# its autogroup at nice 19, or SCHED_IDLE (field 41 of /proc/PID/stat).
+# in the idle cgroup, its autogroup at nice 19, or SCHED_IDLE (field 41 of
+# /proc/PID/stat).
 sub in_background
 {
 	my ($mode, $pid) = @_;
-	return $mode eq 'autogroup' ? (autogroup_nice($pid) // 0) == 19 : (stat_field($pid, 41) // 0) == 5;
+	return ($mode eq 'cgroup' ? (cpu_cgroup($pid) // '') =~ m{/numasched-background$}
+		  : $mode eq 'autogroup' ? (autogroup_nice($pid) // 0) == 19
+		  : (stat_field($pid, 41) // 0) == 5) ? 1 : 0;
 }
 
 # A table of 600 one-row pages (from 17 on, a scan's read stream claims

@@ -34,7 +34,7 @@ tap() {
 		LOCALITY_CONFIGS="${LOCALITY_CONFIGS:-}" LOCALITY_DETAIL="${LOCALITY_DETAIL:-}" \
 		CONNECTION_PAIRS="${CONNECTION_PAIRS:-}" CONNECTION_SECONDS="${CONNECTION_SECONDS:-}" \
 		CONNECTION_NODES="${CONNECTION_NODES:-}" \
-		INTERLEAVE_THP="${INTERLEAVE_THP:-}" \
+		INTERLEAVE_THP="${INTERLEAVE_THP:-}" NUMASCHED_EXPECT_MODE="${NUMASCHED_EXPECT_MODE:-}" \
 		prove -v -I "$pgxs/src/test/perl" -I test/t "$@"
 }
 wanted() { [ -z "${VM_ONLY:-}" ] || [[ $1 =~ $VM_ONLY ]]; }
@@ -75,6 +75,16 @@ fi
 # normal one taking that CPU back
 if wanted background; then
 	tap test/vm/t/070_background.pl || status=1
+	# again in a cgroup v2 cpu cgroup of its own, owned by postgres as systemd's
+	# Delegate=yes leaves it: background priority by an idle child cgroup
+	if mount -t cgroup2 none /sys/fs/cgroup && echo +cpu > /sys/fs/cgroup/cgroup.subtree_control; then
+		cg=/sys/fs/cgroup/numasched-test
+		mkdir "$cg" && chown -R postgres: "$cg"
+		(echo "$BASHPID" > "$cg/cgroup.procs" && NUMASCHED_EXPECT_MODE=cgroup tap test/vm/t/070_background.pl) || status=1
+	else
+		echo "guest: no cgroup v2 with the cpu controller: the cgroup way is not tested here"
+		status=1
+	fi
 fi
 # PostgreSQL's own NUMA views beside numasched's (18 and later, built
 # --with-libnuma; skipped on others)

@@ -3,7 +3,9 @@
 # runs on the other node's idle CPU, its private pages staying at home; a
 # busy normal session started on that node then takes the CPU at once.  Read
 # from the kernel: the CPU a process last ran on and its scheduling policy
-# (/proc/PID/stat), Cpus_allowed_list, numa_maps, /proc/PID/schedstat.
+# (/proc/PID/stat), Cpus_allowed_list, numa_maps, /proc/PID/schedstat.  The
+# test command runs it the VM's way (autogroups), then in a cgroup v2 cpu
+# cgroup owned by postgres (Delegate=yes): by an idle child cgroup.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -36,6 +38,8 @@ numasched.lend_idle_cpus = off
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION numasched');
+is(background_mode($node), $ENV{NUMASCHED_EXPECT_MODE}, "the server gives background priority by $ENV{NUMASCHED_EXPECT_MODE}")
+  if $ENV{NUMASCHED_EXPECT_MODE};
 $node->safe_psql('postgres', 'CREATE ROLE reports LOGIN; ALTER ROLE reports SET numasched.cpu_priority = background');
 
 my $seconds = 10;
