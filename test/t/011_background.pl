@@ -136,16 +136,24 @@ $_->query_safe('SET numasched.cpu_priority = background') for @busy;
 my @busy_pids = map { $_->query_safe('SELECT pg_backend_pid()') } @busy;
 # the kernel's limit on autogroup changes may delay the second
 ok(wait_until(sub { !grep { !in_background($mode, $_) } @busy_pids }, 2), 'two sessions at background priority');
-$_->query_until(qr/started/, $spin->(6)) for @busy;
+$_->query_until(qr/started/, $spin->(8)) for @busy;
 my $normal = $node->background_psql('postgres');
 my $n_pid = $normal->query_safe('SELECT pg_backend_pid()');
 usleep(200_000);
-my ($ran0, $waited0) = schedstat($n_pid);
-$normal->query_until(qr/started/, $spin->(2));
-$normal->query_safe('SELECT 1');
-my ($ran1, $waited1) = schedstat($n_pid);
-my ($ran, $waited) = ($ran1 - $ran0, $waited1 - $waited0);
-note(sprintf('normal session beside two busy background ones: ran %.0f ms, waited %.0f ms', $ran / 1e6, $waited / 1e6));
+# a second look if the first waited too long: another program's burst (this
+# machine's, not numasched's) is not taken for the priority failing, which
+# makes it wait about half the time, every time
+my ($ran, $waited);
+for my $look (1 .. 2)
+{
+	my ($ran0, $waited0) = schedstat($n_pid);
+	$normal->query_until(qr/started/, $spin->(2));
+	$normal->query_safe('SELECT 1');
+	my ($ran1, $waited1) = schedstat($n_pid);
+	($ran, $waited) = ($ran1 - $ran0, $waited1 - $waited0);
+	note(sprintf('normal session beside two busy background ones: ran %.0f ms, waited %.0f ms', $ran / 1e6, $waited / 1e6));
+	last if $waited < 0.1 * $ran;
+}
 cmp_ok($ran, '>', 1.5e9, 'the normal session ran most of its 2 s');
 cmp_ok($waited, '<', 0.1 * $ran, 'and waited for a CPU less than a tenth of that');
 $_->query_safe('SELECT 1') for @busy;
