@@ -34,6 +34,11 @@ include $(PGXS)
 
 all: numasched-plan
 
+# PGXS tracks no header (only a server built with --enable-depend does): an
+# object left from before a change to a struct it shares would disagree with
+# the rest on its layout, so any header change rebuilds them all
+$(OBJS) $(PLAN_OBJS) $(OBJS:.o=.bc): $(wildcard src/*.h)
+
 numasched-plan: $(CORE_OBJS) $(PLAN_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -lm -o $@
 

@@ -4,7 +4,9 @@
 # and how often it woke (voluntary context switches, /proc/PID/status):
 #   1. per rebalancing pass, with CONNECTIONS connected backends: passes every
 #      10 ms for 10 s, CPU divided by passes (discovery scans included);
-#   2. its share of one core at the default interval (1 s) over SECONDS.
+#   2. its share of one core at the default interval (1 s) over SECONDS;
+#   3. busy: three backends spinning on the two one-CPU groups for 10 s, so
+#      that work waits all along and lending ticks at its fastest.
 #
 #     bash bench/scheduler_cost.sh [CONNECTIONS] [SECONDS] [MAX_CONNECTIONS]
 #
@@ -18,7 +20,8 @@ max_connections=${3:-$((connections + 10))}
 . "$(dirname "${BASH_SOURCE[0]}")/throwaway_cluster.sh"
 on_cleanup 'pkill -f numasched_cost_sleeper'
 
-init_cluster "max_connections = $max_connections" "numasched.groups_per_node = 2"
+# one group per CPU, each its own CPUs (strict), so that lending is in use
+init_cluster "max_connections = $max_connections" "numasched.groups_per_node = 2" "numasched.group_binding = strict"
 start_cluster
 psql_ "CREATE EXTENSION numasched" >/dev/null
 
@@ -64,3 +67,22 @@ print('interval $interval: %.0f passes and %d wakes in %d s, scheduler CPU %.4f 
 
 measure 10ms 10
 measure 1s "$seconds"
+
+# busy: more spinning backends than CPUs, lending hot
+for _ in 1 2 3; do
+	as_pg "$bindir/psql" -X -q -h "$work" -p "$port" -d postgres -c \
+		"DO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '14 s' LOOP END LOOP; END \$\$" \
+		>/dev/null 2>&1 &
+done
+sleep 2
+t0=$(ran_ns)
+w0=$(wakes)
+l0=$(psql_ "SELECT lends FROM numasched_stats")
+sleep 10
+t1=$(ran_ns)
+w1=$(wakes)
+l1=$(psql_ "SELECT lends FROM numasched_stats")
+python3 -c "
+cpu = ($t1 - $t0) / 1e9
+print('busy (3 spinning backends on 2 one-CPU groups): %d wakes in 10 s, %d lends, scheduler CPU %.4f s = %.3f%% of one core' % (
+    $w1 - $w0, $l1 - $l0, cpu, 10 * cpu))"

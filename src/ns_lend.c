@@ -13,7 +13,8 @@ ns_lending_alloc(int ngroups, ns_lending *lending)
 	lending->lender = malloc(sizeof(int) * (ngroups > 0 ? ngroups : 1));
 	lending->spare_us = malloc(sizeof(uint64_t) * (ngroups > 0 ? ngroups : 1));
 	lending->window_us = malloc(sizeof(uint64_t) * (ngroups > 0 ? ngroups : 1));
-	if (!lending->lender || !lending->spare_us || !lending->window_us)
+	lending->noted = calloc(ngroups > 0 ? ngroups : 1, sizeof(bool));
+	if (!lending->lender || !lending->spare_us || !lending->window_us || !lending->noted)
 	{
 		ns_lending_free(lending);
 		return false;
@@ -28,6 +29,7 @@ ns_lending_free(ns_lending *lending)
 	free(lending->lender);
 	free(lending->spare_us);
 	free(lending->window_us);
+	free(lending->noted);
 	memset(lending, 0, sizeof(*lending));
 }
 
@@ -121,12 +123,22 @@ nearest_idle_group(const ns_plan *plan, const ns_settings *settings, const ns_le
 	return -1;
 }
 
+/* Group g's lender changed in this tick: written to changed[] once. */
+static void
+note_change(ns_lending *lending, int g, int *changed, int *n)
+{
+	if (lending->noted[g])
+		return;
+	lending->noted[g] = true;
+	changed[(*n)++] = g;
+}
+
 static void
 give_back(ns_lending *lending, int g, int *changed, int *n)
 {
 	lending->lender[g] = -1;
 	lending->spare_us[g] = lending->window_us[g] = 0;
-	changed[(*n)++] = g;
+	note_change(lending, g, changed, n);
 }
 
 /*
@@ -196,7 +208,9 @@ ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sam
 			continue;
 		lending->lender[g] = lender;
 		lending->spare_us[g] = lending->window_us[g] = 0;
-		changed[n++] = g;
+		note_change(lending, g, changed, &n);
 	}
+	for (int i = 0; i < n; i++)
+		lending->noted[changed[i]] = false;
 	return n;
 }

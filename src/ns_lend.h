@@ -29,6 +29,7 @@ typedef struct ns_lending
 	int		   *lender;			/* per group: the group lending it CPUs, or -1 */
 	uint64_t   *spare_us;		/* idle CPU of it and its lender, this window */
 	uint64_t   *window_us;		/* time summed in this window */
+	bool	   *noted;			/* written to changed[] in this tick */
 } ns_lending;
 
 /*
@@ -48,7 +49,8 @@ void		ns_lending_reset(ns_lending *lending);
 
 /*
  * One tick of tick_us: takes back, gives back and lends; writes the groups
- * whose lender changed to changed[] (room for ngroups) and returns their
+ * whose lender changed to changed[] (room for ngroups: each once, though a
+ * group may give back and borrow again in one tick) and returns their
  * number.
  */
 int			ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sample *sample,

@@ -34,7 +34,7 @@ plan_bursts_main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	plan_env	env = {0};
-	burst_options opt = {1, 20000, -1, 20, 60, 2, 100, 10, 8};
+	burst_options opt = {1, 20000, -1, 20, 60, 2, 100, 5, 8};
 	burst_result results[NBURST_POLICIES];
 	bool		json = false;
 	bool		strict = false; /* the extension's default: preferred */

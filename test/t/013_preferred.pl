@@ -90,13 +90,16 @@ $_->query_safe('SELECT 1') for @sessions;    # the end of the burst
 
 # --- a reload to strict narrows each to its group's CPUs, and back ----------------
 $node->safe_psql('postgres', "SELECT numasched_move($pids[1], (SELECT node FROM numasched_groups WHERE cpu_group = 1), 1)");
+# exact CPU sets: nothing lent to a group that waits a moment meanwhile
 $node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.group_binding = strict');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.lend_idle_cpus = off');
 $node->reload;
 ok(wait_until(sub { !grep { kernel_cpus($_) ne (placement($_))[0] || kernel_cpus($_) eq $postmaster_cpus } @pids }, 10),
 	'group_binding = strict: at the reload both are bound to their group\'s CPUs')
   or diag(join('; ', map { "$_: kernel " . kernel_cpus($_) . ', view ' . join('|', placement($_)) } @pids));
 is(join(' ', map { kernel_cpus($_) } @pids), "$group_cpus{0} $group_cpus{1}", 'each to its own group\'s');
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.group_binding');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.lend_idle_cpus');
 $node->reload;
 ok(wait_until(sub { !grep { kernel_cpus($_) ne $postmaster_cpus } @pids }, 10),
 	'back to preferred: both may run on the whole node again');

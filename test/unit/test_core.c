@@ -727,6 +727,36 @@ test_lending(void)
 			   "lending: given back once the two left a lender's worth of CPU idle for a window (%d ticks)", ticks);
 	}
 	{
+		/*
+		 * One node in two groups lending to each other: both give back at
+		 * the end of their window, and group 0, waiting, borrows group 1
+		 * again in the same tick.  changed[] has room for the groups, and
+		 * each is written once (a third entry overran it, and the heap).
+		 */
+		ns_topology *tiny = load("tiny", NULL);
+		ns_plan    *two = plan_of(tiny, 2);
+		ns_lending	both;
+		int			changed2[2];
+		uint64_t	idle_us[2] = {0, 10000};
+		uint64_t	waited_us[2] = {5000, 0};
+		ns_lend_sample sample = {idle_us, waited_us};
+
+		tap_ok(two && two->ngroups == 2 && ns_lending_alloc(2, &both), "lending: one node in two groups");
+		both.lender[0] = 1;
+		both.lender[1] = 0;
+		for (int g = 0; g < 2; g++)
+		{
+			both.spare_us[g] = NS_LEND_RETURN_WINDOW_US;
+			both.window_us[g] = NS_LEND_RETURN_WINDOW_US - 10000;
+		}
+		n = ns_lend_tick(two, &s, &sample, 10000, &both, changed2);
+		tap_ok(n == 2 && both.lender[0] == 1 && both.lender[1] < 0,
+			   "lending: a group that gives back and borrows again in one tick is written to changed[] once (%d entries)", n);
+		ns_lending_free(&both);
+		ns_plan_free(two);
+		ns_topology_free(tiny);
+	}
+	{
 		/* the groups of a node share its CPUs (numasched.group_binding = preferred) */
 		int			half[8] = {0, 10, 320, 320, 320, 320, 320, 320};
 		int			node_busy[8] = {0, 0, 320, 320, 320, 320, 320, 320};
