@@ -71,10 +71,15 @@ my $away;
 while (time() - $t0 < 5 && !defined $away)
 {
 	my $cpu = last_cpu($bg_pid);
-	$away = time() - $t0 if defined $cpu && $node_of_cpu{$cpu} == $other;
+	# with more than two nodes, any other node's idle CPU will do
+	if (defined $cpu && $node_of_cpu{$cpu} != $home)
+	{
+		$away = time() - $t0;
+		$other = $node_of_cpu{$cpu};
+	}
 	usleep(5_000);
 }
-ok(defined $away, "the background session runs on node ${other}'s idle CPU while normal work fills node $home");
+ok(defined $away, "the background session runs on another node's idle CPU while normal work fills node $home");
 note(sprintf('on node %d %.0f ms after the burst began', $other, 1000 * ($away // 0)));
 sleep 1;
 my %pages = private_pages($bg_pid);
