@@ -14,10 +14,10 @@ our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu stat_fi
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
   background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand);
 
-# A server that does not stop within pg_ctl's minute says what was still
-# running and what it last logged, while it can: a failed test's cluster is
-# torn down, and a VM's files are gone with it.  Then pg_ctl waits once
-# more (an emulated VM on a busy host is slow, not stuck) before the test
+# A server that does not stop in pg_ctl's time (PGCTLTIMEOUT) says what
+# was still running and what it last logged, while it can: a failed test's
+# cluster is torn down, and a VM's files are gone with it.  Then pg_ctl waits
+# once more (an emulated VM on a busy host is slow, not stuck) before the test
 # bails out as PostgreSQL's own would.
 {
 	no warnings 'redefine';
@@ -26,7 +26,7 @@ our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu stat_fi
 		my ($self, $mode, %params) = @_;
 		my $postmaster = $self->{_pid};
 		return 1 if $stop->($self, $mode, %params, fail_ok => 1);
-		return 0 if $params{fail_ok} || !defined $postmaster;
+		return 0 if $params{fail_ok};
 		diag("the server did not stop in pg_ctl's time (" . ($ENV{PGCTLTIMEOUT} || 60) . ' s); its processes then:');
 		diag("  $_") for server_processes($postmaster);
 		my @log = split /\n/, slurp_file($self->logfile);
@@ -44,11 +44,9 @@ sub server_processes
 	for my $dir (glob('/proc/[0-9]*'))
 	{
 		my ($pid) = $dir =~ /(\d+)$/;
-		open(my $fh, '<', "$dir/stat") or next;
-		my $stat = <$fh> // '';
-		close $fh;
-		my ($state, $ppid) = $stat =~ /\) (\S) (\d+)/ or next;
+		my $ppid = stat_field($pid, 4) // next;
 		next unless $pid == $postmaster || $ppid == $postmaster;
+		my $state = stat_field($pid, 3) // '?';
 		my $wchan = eval { slurp_file("$dir/wchan") } // '?';
 		my $cmd = eval { slurp_file("$dir/cmdline") } // '';
 		push @rows, "$pid $state " . ($wchan || '-') . ' ' . ($cmd =~ s/\0/ /gr);
