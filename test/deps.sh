@@ -37,7 +37,7 @@ test=(
 	clang libclang-rt-14-dev            # libFuzzer for the fuzzers
 	libipc-run-perl                     # PostgreSQL's TAP tests
 	unzip git                           # make dist and its check
-	qemu-system-x86 busybox-static cpio # the multi-node VMs (test/vm/run.sh)
+	qemu-system-x86 busybox-static cpio xz-utils # the multi-node VMs (test/vm/run.sh)
 	patchelf                            # PostgreSQL 17 to 19 run with their own glibc (test/pg_major.sh)
 )
 case "$purpose" in

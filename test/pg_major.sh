@@ -45,24 +45,10 @@ fi
 [ "$(id -u)" = 0 ] || fail "PostgreSQL $major is not prepared yet; run as root to download it"
 command -v patchelf >/dev/null || fail "patchelf is missing (bash test/deps.sh test)"
 rm -rf "$dir"
-mkdir -p "$dir"/{apt/lists/partial,apt/cache/archives/partial,apt/sources.list.d,debs,bin}
-: >"$dir/apt/status"
-
-# Debian's packages, from the suites that carry the major, on the mirror of
-# the system's own sources; a sources list, state and cache of their own
-# (an empty dpkg status: nothing counts as installed), so that the system's
-# apt is untouched
-mirror=$(grep -rhoE '(https?://[^ ]+/debian)/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
-	head -1 | tr -d ' ' || true)
-[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-for suite in "${suites[@]}"; do
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $suite main"
-done >"$dir/apt/sources.list"
-apt_opts=(-o "Dir::Etc::sourcelist=$dir/apt/sources.list" -o "Dir::Etc::sourceparts=$dir/apt/sources.list.d"
-	-o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache" -o "Dir::State::status=$dir/apt/status"
-	-o APT::Architecture=amd64 -o APT::Architectures::=amd64
-	-o Acquire::Retries=2 -o Acquire::http::Timeout=30 -o APT::Sandbox::User=root)
-timeout 600 apt-get "${apt_opts[@]}" update -qq >"$dir/apt/log" 2>&1 ||
+mkdir -p "$dir"/{debs,bin}
+# Debian's packages, from the suites that carry the major
+. "$(dirname "${BASH_SOURCE[0]}")/debian_suite.sh"
+debian_suite_apt "$dir" "${suites[@]}" ||
 	fail "cannot read Debian's ${suites[*]} from $mirror (see $dir/apt/log)"
 
 # The newest build of the major in those suites (a suite's candidate would

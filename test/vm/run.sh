@@ -12,6 +12,7 @@
 # VM_ONLY (a regex of multinode, lending, background, locality, interleave, pgnuma) picks the checks, and
 # names the measurement of a connection's cost (connections), which runs only
 # when named;
+# VM_KERNEL=sid boots Debian sid's kernel (sched_ext) instead of Debian 12's;
 # VM_PG_CONFIG the PostgreSQL they run against (default: pg_config on PATH,
 # the system's 15; test/pg_major.sh prepares 17, 18 and 19).
 #
@@ -20,7 +21,6 @@ set -euo pipefail
 
 nodes=${1:-2}
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cache=/var/cache/numasched-vm
 timeout_s=${VM_TIMEOUT:-1500}
 
 case "$nodes" in
@@ -58,35 +58,19 @@ for n in $(seq 0 $((nodes - 1))); do
 	memory+=(-object "memory-backend-ram,id=m$n,size=${node_mb}M")
 done
 
-# The kernel: Debian's, unpacked (not installed); the exact package that
-# linux-image-amd64 depends on, not a wildcard.
-mkdir -p "$cache"
-kver=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\(.*\)/\1/p' | head -1)
-if [ -z "$kver" ]; then
-	apt-get update -qq
-	kver=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)/\1/p' | head -1)
-fi
-if [ ! -f "$cache/$kver/boot/vmlinuz-$kver" ]; then
-	(cd "$cache" && apt-get download -qq "linux-image-$kver" 2>/dev/null &&
-		dpkg-deb -x linux-image-"$kver"_*.deb "$kver" && rm -f linux-image-"$kver"_*.deb)
-fi
-modules="$cache/$kver/lib/modules/$kver/kernel"
+# The kernel: Debian 12's, or sid's with VM_KERNEL=sid
+kernel=$(bash "$top/test/vm/kernel.sh" "${VM_KERNEL:-bookworm}")
 
-# The initramfs: static busybox, the init script, and the modules for virtio,
-# 9p and overlay, in load order.
-initrd="$cache/initrd-$kver.gz"
+# The initramfs: static busybox, the init script, and the kernel's modules
+# for virtio, 9p and overlay
+initrd="$kernel/initrd.gz"
 if [ ! -f "$initrd" ] || [ "$top/test/vm/init" -nt "$initrd" ]; then
 	build=$(mktemp -d)
-	mkdir -p "$build"/{bin,proc,sys,dev,modules}
+	mkdir -p "$build"/{bin,proc,sys,dev}
 	cp "$(command -v busybox)" "$build/bin/busybox"
 	cp "$top/test/vm/init" "$build/init"
 	chmod +x "$build/init"
-	for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_legacy_dev \
-		drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci fs/netfs/netfs \
-		fs/fscache/fscache net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay; do
-		cp "$modules/$m.ko" "$build/modules/"
-		basename "$m.ko" >> "$build/modules.order"
-	done
+	cp -r "$kernel/modules" "$kernel/modules.order" "$build/"
 	(cd "$build" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd"
 	rm -rf "$build"
 fi
@@ -104,7 +88,7 @@ timeout "$timeout_s" qemu-system-x86_64 -machine pc,accel=tcg -cpu max \
 	-smp 4,sockets="$sockets",cores=$((4 / sockets)),threads=1 -m $((node_mb * nodes))M \
 	"${memory[@]}" "${numa[@]}" \
 	-nographic -no-reboot -serial mon:stdio \
-	-kernel "$cache/$kver/boot/vmlinuz-$kver" -initrd "$initrd" \
+	-kernel "$kernel/vmlinuz" -initrd "$initrd" \
 	-append "console=ttyS0 quiet panic=-1 numasched.test=$top/test/vm/inside.sh numasched.nodes=$nodes" \
 	-virtfs local,path=/,mount_tag=hostroot,readonly=on,security_model=none \
 	-virtfs local,path="$results",mount_tag=results,security_model=none \

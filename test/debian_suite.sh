@@ -1,0 +1,26 @@
+# Sourced by test/pg_major.sh and test/vm/kernel.sh: apt options for reading
+# Debian suites other than the system's own (trixie, sid, experimental) from
+# the mirror of the system's sources, with a sources list, state and cache of
+# their own under a directory (an empty dpkg status: nothing counts as
+# installed), so that the system's apt is untouched.
+#
+#     debian_suite_apt DIR SUITE...   # sets apt_opts and mirror; fails with
+#                                     # apt's output in DIR/apt/log
+#     apt-get "${apt_opts[@]}" download PACKAGE
+debian_suite_apt() {
+	local dir=$1 suite
+	shift
+	mkdir -p "$dir"/apt/{lists/partial,cache/archives/partial,sources.list.d}
+	: >"$dir/apt/status"
+	mirror=$(grep -rhoE '(https?://[^ ]+/debian)/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
+		head -1 | tr -d ' ' || true)
+	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+	for suite in "$@"; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $suite main"
+	done >"$dir/apt/sources.list"
+	apt_opts=(-o "Dir::Etc::sourcelist=$dir/apt/sources.list" -o "Dir::Etc::sourceparts=$dir/apt/sources.list.d"
+		-o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache" -o "Dir::State::status=$dir/apt/status"
+		-o APT::Architecture=amd64 -o APT::Architectures::=amd64
+		-o Acquire::Retries=2 -o Acquire::http::Timeout=30 -o APT::Sandbox::User=root)
+	timeout 600 apt-get "${apt_opts[@]}" update -qq >"$dir/apt/log" 2>&1
+}
