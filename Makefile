@@ -6,8 +6,8 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).co
 MODULE_big = numasched
 CORE_OBJS = src/ns_cpuset.o src/ns_topology.o src/ns_plan.o src/ns_place.o src/ns_rebalance.o src/ns_numa_maps.o \
 	src/ns_lend.o
-OBJS = $(CORE_OBJS) src/ns_os.o src/ns_cgroup.o src/ns_priority.o src/ns_cpustat.o src/settings.o src/numasched.o src/state.o src/classes.o src/regroup.o src/memory.o \
-	src/priority.o src/placement.o src/segment.o src/views.o src/schedstat.o src/lending.o src/inversion.o src/doorbell.o src/scheduler.o
+OBJS = $(CORE_OBJS) src/ns_os.o src/ns_cgroup.o src/ns_priority.o src/ns_companion.o src/ns_cpustat.o src/settings.o src/numasched.o src/state.o src/classes.o src/regroup.o src/memory.o \
+	src/priority.o src/companion.o src/placement.o src/segment.o src/views.o src/schedstat.o src/lending.o src/inversion.o src/doorbell.o src/scheduler.o
 DATA = sql/numasched--1.0.sql
 PGFILEDESC = "numasched - NUMA-aware placement of backends and parallel workers"
 
@@ -26,7 +26,15 @@ PROVE_TESTS = test/t/*.pl
 # numasched-plan: the same core, linked without PostgreSQL
 PLAN_OBJS = src/numasched_plan.o src/plan_common.o src/plan_simulate.o src/sim_trace.o src/sim_replay.o \
 	src/plan_bench.o src/sim_burst.o src/plan_bursts.o
-EXTRA_CLEAN = numasched-plan $(PLAN_OBJS) tmp_check tmp_regress results regression.diffs regression.out
+# numasched-scx: the sched_ext companion (src/scx), built where clang,
+# bpftool and libbpf's headers are (Debian: clang bpftool libbpf-dev)
+SCX_CLANG ?= clang
+SCX_BPFTOOL ?= $(firstword $(wildcard /usr/sbin/bpftool) bpftool)
+SCX_BUILDABLE := $(shell command -v $(SCX_CLANG) >/dev/null && command -v $(SCX_BPFTOOL) >/dev/null && \
+	[ -f /usr/include/bpf/libbpf.h ] && echo yes)
+SCX_GENERATED = src/scx/numasched_scx.bpf.o src/scx/numasched_scx.skel.h
+
+EXTRA_CLEAN = numasched-plan numasched-scx $(SCX_GENERATED) $(PLAN_OBJS) tmp_check tmp_regress results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -45,13 +53,37 @@ numasched-plan: $(CORE_OBJS) $(PLAN_OBJS)
 install: install-plan
 uninstall: uninstall-plan
 
-.PHONY: install-plan uninstall-plan
+ifeq ($(SCX_BUILDABLE),yes)
+all: numasched-scx
+install: install-scx
+uninstall: uninstall-scx
+endif
+
+# the scheduler: BPF bytecode, and the skeleton the loader embeds it with
+src/scx/numasched_scx.bpf.o: src/scx/numasched_scx.bpf.c src/scx/scx_kernel.h
+	$(SCX_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I/usr/include/$(shell $(CC) -print-multiarch) \
+		-Wall -Werror -c $< -o $@
+
+src/scx/numasched_scx.skel.h: src/scx/numasched_scx.bpf.o
+	$(SCX_BPFTOOL) gen skeleton $< name numasched_scx_bpf > $@
+
+numasched-scx: src/scx/numasched_scx.c src/scx/numasched_scx.skel.h src/ns_topology.o src/ns_cpuset.o
+	$(CC) $(CFLAGS) -Isrc -Isrc/scx $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -o $@
+
+.PHONY: install-plan uninstall-plan install-scx uninstall-scx
 install-plan: numasched-plan
 	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) numasched-plan '$(DESTDIR)$(bindir)/numasched-plan'
 
 uninstall-plan:
 	rm -f '$(DESTDIR)$(bindir)/numasched-plan'
+
+install-scx: numasched-scx
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
+	$(INSTALL_PROGRAM) numasched-scx '$(DESTDIR)$(bindir)/numasched-scx'
+
+uninstall-scx:
+	rm -f '$(DESTDIR)$(bindir)/numasched-scx'
 
 # The PGXN distribution: the files git tracks at HEAD, as numasched-VERSION.zip
 DISTVERSION = $(shell sed -n 's/^   "version": "\(.*\)",$$/\1/p' META.json)

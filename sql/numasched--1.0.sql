@@ -54,7 +54,8 @@ CREATE FUNCTION numasched_processes(
     OUT spill text,
     OUT load double precision,
     OUT lent_cpus text,
-    OUT cpu_priority text)
+    OUT cpu_priority text,
+    OUT executor text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'numasched_processes'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;

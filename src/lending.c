@@ -352,7 +352,7 @@ numasched_lend_tick(void)
 	int			n;
 
 	if (!numasched_enabled || !numasched_lend_idle_cpus || !groups_to_lend_between() ||
-		numasched_next_slot(0) < 0)
+		numasched_next_slot(0) < 0 || numasched_companion_in_force())
 	{
 		if (borrowers > 0)
 			numasched_end_lending();

@@ -35,6 +35,7 @@ static ns_saved_policy inherited_policy;	/* the postmaster's own policy */
 static int	applied_memory_node = -1;	/* the node of the last adoption */
 static int	applied_memory_setting = -1;	/* numasched.memory_policy then */
 static bool applied_background = false;	/* and whether it ran at background priority */
+static bool applied_companion = false;	/* and under the sched_ext companion */
 static int	kernel_memory_policy = NS_MEMORY_NONE;	/* NONE: as inherited */
 static int	settled_node = -1;	/* the node its memory was last brought to */
 static bool inherited_pages_copied = false;
@@ -135,7 +136,7 @@ numasched_warn_failure(numasched_failure kind, const char *message, const char *
 static bool
 may_run_on_other_nodes(int node_index, bool background)
 {
-	if (!numasched_lend_idle_cpus && !background)
+	if (!numasched_lend_idle_cpus && !background && !numasched_companion_in_force())
 		return false;
 	for (int n = 0; n < numasched_machine->nnodes; n++)
 		if (n != node_index && numasched_machine->nodes[n].ncpus > 0 &&
@@ -161,6 +162,7 @@ apply_memory_policy(int node_index, bool background)
 	applied_memory_node = node_index;
 	applied_memory_setting = numasched_memory_policy;
 	applied_background = background;
+	applied_companion = numasched_companion_in_force();
 
 	if (!numasched_memory_call_usable(NS_CALL_SET_MEMPOLICY))
 		return;
@@ -267,7 +269,7 @@ numasched_follow_slot(void)
 	if (slot->pid != MyProcPid)
 		return;
 	if (node != applied_memory_node || numasched_memory_policy != applied_memory_setting ||
-		slot->background != applied_background)
+		slot->background != applied_background || numasched_companion_in_force() != applied_companion)
 		apply_memory_policy(node, slot->background);
 	if (node == settled_node || !slot->bound)
 		return;

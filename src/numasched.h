@@ -141,6 +141,12 @@ typedef struct numasched_shared
 	 */
 	ns_cpuset	set_aside;
 	bool		set_aside_changed;	/* a holder left: to be worked out again */
+
+	/*
+	 * numasched-scx is the kernel's sched_ext scheduler (companion.c): placed
+	 * processes run under it, each with the CPUs of its whole reach.
+	 */
+	bool		companion;
 } numasched_shared;
 
 /* shared state (state.c) */
@@ -283,7 +289,8 @@ typedef enum numasched_failure
 	FAILURE_UNBIND,
 	FAILURE_MEMORY_POLICY,
 	FAILURE_SETTLE,
-	FAILURE_PRIORITY
+	FAILURE_PRIORITY,
+	FAILURE_EXECUTOR
 } numasched_failure;
 
 /* A WARNING once per process and kind of failure, and bind_failures counted. */
@@ -352,6 +359,25 @@ extern bool numasched_set_priority(pid_t pid, bool background, bool *autogroup_p
 
 /* 1: the kernel runs process "pid" at background priority, 0: not, -1: gone. */
 extern int	numasched_is_background(pid_t pid);
+
+/* the sched_ext companion (companion.c) */
+
+/* Is numasched-scx in force (the scheduler follows it every 100 ms)? */
+static inline bool
+numasched_companion_in_force(void)
+{
+	return numasched_state != NULL && numasched_state->companion;
+}
+
+/*
+ * Process "pid" (0: this one) into the executor in force: SCHED_EXT under
+ * the companion; else out of it, a background one at the priority of the
+ * way chosen at start.  Its CPUs are bound apart.
+ */
+extern bool numasched_apply_executor(pid_t pid, bool background, char *err, size_t errlen);
+
+/* The companion loaded or unloaded since the last look: every placed process follows. */
+extern void numasched_follow_companion(void);
 
 /* per slot, what its process ran and waited, in ns (schedstat.c) */
 extern void numasched_schedstat_init(void);

@@ -82,6 +82,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	bool		background = numasched_cpu_priority == CPU_PRIORITY_BACKGROUND;
 	bool		background_refused = false;
 	bool		autogroup_pending = false;
+	bool		companion;
 	char		err[NS_ERRLEN];
 	char		priority_err[NS_ERRLEN];
 
@@ -94,6 +95,8 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		request.worker_number = ParallelWorkerNumber;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	/* the scheduler moves every slot across when this changes, under the lock */
+	companion = numasched_state->companion;
 
 	/*
 	 * A parallel worker runs with its leader's settings, which may predate a
@@ -176,10 +179,11 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	cpus = plan->groups[where.group].cpus;
 	ns_home_cpus(plan, where.group, request.home_groups, &kernel_cpus);
 	/* a group that borrows idle CPUs now: the newcomer may use them too */
-	lender = background ? -1 : numasched_lender_for_locked(where.group, request.reach_groups);
+	lender = background || companion ? -1 : numasched_lender_for_locked(where.group, request.reach_groups);
 	if (lender >= 0)
 		ns_cpuset_or(&kernel_cpus, &kernel_cpus, &plan->groups[lender].cpus);
-	if (background)
+	/* under the companion, every process: it picks among them at every wakeup */
+	if (background || companion)
 		ns_reach_cpus(plan, &settings, where.node, request.reach_groups, &kernel_cpus);
 	/*
 	 * Bound while the lock orders us against anybody moving it.  A group of
@@ -195,7 +199,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	 * on while one is idle there.  Moving another process would only take
 	 * effect at its next wakeup, already with the wider mask.
 	 */
-	planted = self && !background && !ns_cpuset_equal(&kernel_cpus, &cpus) &&
+	planted = self && !background && !companion && !ns_cpuset_equal(&kernel_cpus, &cpus) &&
 		ns_bind_cpus(0, &cpus, err, sizeof(err));
 	bound = (!planted && ns_cpuset_equal(&kernel_cpus, &numasched_machine->usable)) ||
 		ns_bind_cpus(self ? 0 : pid, &kernel_cpus, err, sizeof(err));
@@ -241,6 +245,10 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		numasched_warn_failure(FAILURE_PRIORITY,
 							   psprintf("numasched could not give process %d background CPU priority, it runs as normal work", (int) pid),
 							   priority_err);
+	if (companion && !numasched_apply_executor(self ? 0 : pid, background, err, sizeof(err)))
+		numasched_warn_failure(FAILURE_EXECUTOR,
+							   psprintf("numasched could not put process %d under the sched_ext companion, the kernel's own scheduler runs it", (int) pid),
+							   err);
 	if (self)
 		numasched_memory_placed(where.node, kind, bound);
 

@@ -18,6 +18,9 @@ bool
 numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending, char *err, size_t errlen)
 {
 	*autogroup_pending = false;
+	/* the companion's tier: a SCHED_EXT process may not be SCHED_IDLE too */
+	if (numasched_companion_in_force())
+		return ns_set_own_nice(pid, background ? NS_COMPANION_BACKGROUND_NICE : 0, err, errlen);
 	if (numasched_background_way == PRIORITY_BY_CGROUP)
 		return ns_cgroup_move(pid, background ? numasched_cgroup_dirs.background : numasched_cgroup_dirs.normal,
 							  err, errlen);
@@ -39,6 +42,11 @@ numasched_is_background(pid_t pid)
 {
 	int			nice;
 
+	if (numasched_companion_in_force())
+	{
+		nice = ns_own_nice(pid);
+		return nice < -20 ? -1 : nice > 0;
+	}
 	if (numasched_background_way == PRIORITY_BY_CGROUP)
 		return ns_cgroup_in(pid, numasched_cgroup_dirs.background);
 	if (numasched_background_way == PRIORITY_BY_SCHED_IDLE)

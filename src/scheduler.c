@@ -393,8 +393,13 @@ rebalance_pass(void)
 		numasched_slot *slot = &numasched_slots[proc_slot[moves[m].proc]];
 		node_move  *r = &node_moves[nnode_moves];
 
+		ns_cpuset	cpus = plan->groups[moves[m].to_group].cpus;
+
+		/* under the companion, its reach from there */
+		if (numasched_companion_in_force())
+			numasched_group_cpus_for(slot, moves[m].to_group, &cpus);
 		/* a process the kernel refuses to move stays where it is */
-		if (!numasched_bind_slot_locked(slot, &plan->groups[moves[m].to_group].cpus))
+		if (!numasched_bind_slot_locked(slot, &cpus))
 			continue;
 		r->pid = slot->pid;
 		r->from_node = slot->node;
@@ -481,6 +486,7 @@ numasched_scheduler_main(Datum arg)
 			if (numasched_enabled)
 				place_lock_group_members();
 			numasched_forget_gone(bgworkers_first, bgworkers_end);
+			numasched_follow_companion();
 			guarding = numasched_inversion_tick();
 			last_discovery = now;
 		}

@@ -6,6 +6,7 @@
 #define NUMASCHED_SETTINGS_H
 
 #include "ns_cgroup.h"
+#include "ns_companion.h"
 #include "ns_os.h"
 #include "ns_policy.h"
 #include "ns_priority.h"

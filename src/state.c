@@ -145,7 +145,7 @@ numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus)
 	const ns_plan *plan = numasched_shared_plan();
 	ns_settings settings;
 
-	if (!slot->background)
+	if (!slot->background && !numasched_companion_in_force())
 	{
 		ns_home_cpus(plan, group, numasched_slot_home(slot), cpus);
 		return;
@@ -216,6 +216,7 @@ numasched_shmem_attach(void)
 			pg_atomic_init_u64(&numasched_state->stats[i], 0);
 		pg_atomic_init_u64(&numasched_state->last_pass, 0);
 		numasched_state->stats_reset = GetCurrentTimestamp();
+		numasched_state->companion = ns_companion_loaded("/sys");
 		for (int i = 0; i < numasched_state->nslots; i++)
 		{
 			numasched_slots[i].group = -1;

@@ -254,11 +254,14 @@ numasched_processes(PG_FUNCTION_ARGS)
 	ns_cpuset  *kernel_cpus;
 	int			nslots;
 	ns_cpuset	every_group;
+	bool		companion;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
 	slots = copy_slots(&nslots, &classes, &kernel_cpus);
+	/* the kernel's answer: the sched_ext scheduler loaded now */
+	companion = ns_companion_loaded("/sys");
 	ns_cpuset_zero(&every_group);
 	for (int g = 0; g < numasched_state->ngroups; g++)
 		ns_cpuset_set(&every_group, g);
@@ -266,15 +269,16 @@ numasched_processes(PG_FUNCTION_ARGS)
 	{
 		numasched_slot *slot = &slots[i];
 		numasched_class *class = slot->class_id >= 0 ? &classes[slot->class_id] : NULL;
-		Datum		values[14];
-		bool		nulls[14] = {0};
+		Datum		values[15];
+		bool		nulls[15] = {0};
 		int			background;
+		int			sched_ext;
 
 		values[0] = Int32GetDatum(slot->pid);
 		values[1] = backend_type(slot);
 		if (!may_see(slot->pid))
 		{
-			for (int c = 2; c < 14; c++)
+			for (int c = 2; c < 15; c++)
 				nulls[c] = true;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			continue;
@@ -293,8 +297,13 @@ numasched_processes(PG_FUNCTION_ARGS)
 		values[10] = PointerGetDatum(cstring_to_text(class && class->spill_never ? "never" : "nearest"));
 		/* the CPU it used recently, as the scheduler measured it */
 		values[11] = Float8GetDatum((double) slot->weight / NS_CPU_LOAD);
+		/* who picks its CPU at each wakeup: the kernel within its mask, or the companion */
+		sched_ext = ns_is_sched_ext(slot->pid);
+		values[14] = PointerGetDatum(cstring_to_text(sched_ext == 1 && companion ? "sched_ext" : "masks"));
+		nulls[14] = sched_ext < 0;
 		/* the CPUs of another group it may use now, lent for a burst */
-		if (slot->background || ns_cpuset_equal(&kernel_cpus[i], &slot->cpus))
+		if (slot->background || (sched_ext == 1 && companion) ||
+			ns_cpuset_equal(&kernel_cpus[i], &slot->cpus))
 			nulls[12] = true;
 		else
 		{

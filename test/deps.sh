@@ -6,6 +6,7 @@
 #     bash test/deps.sh package  # build + what dpkg-buildpackage needs for debian/
 #     bash test/deps.sh bench    # build + a PostgreSQL server, pgbench, numabench, valgrind
 #     bash test/deps.sh test     # bench + package + the test tools: TAP, fuzzers,
+#                                # the sched_ext companion's compiler and libbpf,
 #                                # PostgreSQL 17 to 19 (Debian's, unpacked), the qemu VMs
 #
 # At run time numasched needs only the PostgreSQL it was built for: it makes
@@ -35,6 +36,7 @@ test=(
 	"${bench[@]}"
 	"${package[@]}"
 	clang libclang-rt-14-dev            # libFuzzer for the fuzzers
+	bpftool libbpf-dev                  # numasched-scx, the sched_ext companion (with clang)
 	libipc-run-perl                     # PostgreSQL's TAP tests
 	unzip git                           # make dist and its check
 	qemu-system-x86 busybox-static cpio xz-utils # the multi-node VMs (test/vm/run.sh)

@@ -35,6 +35,7 @@ tap() {
 		CONNECTION_PAIRS="${CONNECTION_PAIRS:-}" CONNECTION_SECONDS="${CONNECTION_SECONDS:-}" \
 		CONNECTION_NODES="${CONNECTION_NODES:-}" \
 		INTERLEAVE_THP="${INTERLEAVE_THP:-}" NUMASCHED_EXPECT_MODE="${NUMASCHED_EXPECT_MODE:-}" \
+		COMPANION_CONTROL="${COMPANION_CONTROL:-}" COMPANION_LOG="${COMPANION_LOG:-}" \
 		prove -v -I "$pgxs/src/test/perl" -I test/t "$@"
 }
 wanted() { [ -z "${VM_ONLY:-}" ] || [[ $1 =~ $VM_ONLY ]]; }
@@ -86,6 +87,23 @@ if wanted background; then
 	else
 		echo "guest: no cgroup v2 with the cpu controller: the cgroup way is not tested here"
 		status=1
+	fi
+fi
+# the sched_ext companion, where the guest's kernel has sched_ext (VM_KERNEL=sid):
+# root loads and kills numasched-scx when the test asks (companion_control.sh)
+if wanted companion; then
+	if [ -e /sys/kernel/sched_ext/state ]; then
+		companion=$("$pg_config" --bindir)/numasched-scx
+		COMPANION_CONTROL=$work/companion.fifo COMPANION_LOG=$work/companion.log
+		mkfifo -m 622 "$COMPANION_CONTROL" && : >"$COMPANION_LOG" && chmod 644 "$COMPANION_LOG"
+		bash test/vm/companion_control.sh "$COMPANION_CONTROL" "$companion" "$COMPANION_LOG" &
+		control=$!
+		tap test/vm/t/080_companion.pl || status=1
+		echo quit >"$COMPANION_CONTROL"
+		wait "$control"
+		unset COMPANION_CONTROL COMPANION_LOG
+	else
+		echo "guest: kernel $(uname -r) has no sched_ext: the companion is tested with VM_KERNEL=sid"
 	fi
 fi
 # PostgreSQL's own NUMA views beside numasched's (18 and later, built

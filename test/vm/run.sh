@@ -9,7 +9,7 @@
 #     bash test/vm/run.sh 3      # two nodes and a CPU-less memory node (CXL)
 #     bash test/vm/run.sh 4      # four nodes, near and far pairs
 #
-# VM_ONLY (a regex of multinode, lending, background, locality, interleave, pgnuma) picks the checks, and
+# VM_ONLY (a regex of multinode, lending, background, companion, locality, interleave, pgnuma) picks the checks, and
 # names the measurement of a connection's cost (connections), which runs only
 # when named;
 # VM_KERNEL=sid boots Debian sid's kernel (sched_ext) instead of Debian 12's;

@@ -1,0 +1,69 @@
+/*
+ * companion.c - the sched_ext companion (numasched-scx) in force or not
+ *
+ * Under the companion every placed process is SCHED_EXT and bound to the
+ * CPUs of its whole reach (its class's groups and those it may spill to,
+ * within max_steal_distance): the companion picks among them at every
+ * wakeup, home first, from the memory policy numasched keeps on the home
+ * node.  Without it, as before: the group's CPUs, lending, SCHED_OTHER or the
+ * background way chosen at start.  The scheduler looks every 100 ms and
+ * moves every placed process across when the companion comes or goes; a
+ * process placed meanwhile takes what the shared flag says.
+ */
+#include "postgres.h"
+
+#include "numasched.h"
+
+bool
+numasched_apply_executor(pid_t pid, bool background, char *err, size_t errlen)
+{
+	bool		autogroup_pending;
+
+	if (numasched_companion_in_force())
+		return ns_is_sched_ext(pid) == 1 || ns_set_sched_ext(pid, true, err, errlen);
+	if (ns_is_sched_ext(pid) != 1)
+		return true;
+	if (!ns_set_sched_ext(pid, false, err, errlen))
+		return false;
+	/* its nice stays 19 (it may not raise it): the way of the server's start on top */
+	return !background || numasched_set_priority(pid, true, &autogroup_pending, err, errlen);
+}
+
+void
+numasched_follow_companion(void)
+{
+	bool		loaded = ns_companion_loaded("/sys");
+	int			processes = 0;
+	int			refused = 0;
+	char		err[NS_ERRLEN] = "";
+
+	if (loaded == numasched_state->companion)
+		return;
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_state->companion = loaded;
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+		ns_cpuset	cpus;
+		bool		autogroup_pending;
+
+		if (slot->group < 0)
+			continue;
+		processes++;
+		slot->lent_group = -1;
+		/* background first, so that it never competes as normal work in its wider reach */
+		if (slot->background && loaded)
+			(void) numasched_set_priority(slot->pid, true, &autogroup_pending, err, sizeof(err));
+		numasched_slot_kernel_cpus(slot, &cpus);
+		slot->bound = numasched_bind_slot_locked(slot, &cpus);
+		if (!numasched_apply_executor(slot->pid, slot->background, err, sizeof(err)))
+			refused++;
+	}
+	numasched_release();
+	ereport(LOG,
+			(errmsg(loaded ? "numasched: the sched_ext companion numasched-scx is loaded: %d placed processes run under it"
+					: "numasched: the sched_ext companion numasched-scx is gone: %d placed processes are back on their CPU groups",
+					processes),
+			 refused ? errdetail("%d of them kept their scheduling policy: %s", refused, err) : 0,
+			 refused && loaded ? errhint("A process at SCHED_IDLE (background, numasched's way without a cgroup or autogroups) may not leave it without CAP_SYS_NICE or RLIMIT_NICE; start numasched-scx before PostgreSQL.") : 0));
+}

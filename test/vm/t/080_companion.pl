@@ -1,0 +1,189 @@
+# The sched_ext companion in a VM whose kernel has sched_ext (VM_KERNEL=sid
+# test/vm/run.sh 2): once numasched-scx is loaded, placed processes switch
+# themselves to SCHED_EXT with the CPUs of their whole reach; busy work more
+# than its node has CPUs runs on the other node's idle CPU while its private
+# pages stay home; killing the loader mid-query loses nothing, and numasched
+# puts every process back on its group's CPUs.  Every answer is the kernel's:
+# /sys/kernel/sched_ext, the policy in /proc/PID/sched, Cpus_allowed_list,
+# the CPU a process last ran on, numa_maps.  Root loads and kills the
+# companion on request (test/vm/companion_control.sh).
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use List::Util qw(sum);
+use Time::HiRes qw(time usleep);
+use lib 'test/t';
+use NumaschedTest;
+
+my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
+plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
+plan skip_all => 'needs a kernel with sched_ext (VM_KERNEL=sid test/vm/run.sh 2)'
+  unless -e '/sys/kernel/sched_ext/state';
+plan skip_all => 'needs root to load the companion (COMPANION_CONTROL, test/vm/inside.sh)'
+  unless $ENV{COMPANION_CONTROL};
+
+my %node_of_cpu;
+my %cpus_of_node;
+for my $n (@nodes)
+{
+	$cpus_of_node{$n} = slurp_file("/sys/devices/system/node/node$n/cpulist") =~ s/\s+//gr;
+	for (split /,/, $cpus_of_node{$n})
+	{
+		my ($a, $b) = split /-/;
+		$node_of_cpu{$_} = $n for $a .. ($b // $a);
+	}
+}
+my ($home) = grep { $cpus_of_node{$_} ne '' } @nodes;
+my $width = cpu_count($cpus_of_node{$home});
+my $all_cpus = slurp_file('/sys/devices/system/cpu/online') =~ s/\s+//gr;
+my $burst = 8;    # seconds: long enough to look at it under emulation
+
+sub companion
+{
+	my ($command) = @_;
+	open(my $fh, '>', $ENV{COMPANION_CONTROL}) or die "$ENV{COMPANION_CONTROL}: $!";
+	print $fh "$command\n";
+	close $fh;
+}
+
+# the sched_ext scheduler loaded now, '' if none
+sub sched_ext_ops
+{
+	open(my $fh, '<', '/sys/kernel/sched_ext/root/ops') or return '';
+	my $ops = <$fh> // '';
+	chomp $ops;
+	return $ops;
+}
+
+# the scheduling policy the kernel has for a process (/proc/PID/sched)
+sub policy
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/sched") or return undef;
+	while (my $line = <$fh>)
+	{
+		return $1 if $line =~ /^policy\s*:\s*(\d+)/;
+	}
+	return undef;
+}
+
+sub running
+{
+	my ($pid) = @_;
+	return (stat_field($pid, 3) // '') eq 'R';
+}
+
+my $node = numasched_cluster('companion', qq{
+numasched.rebalance_interval = 0
+numasched.log_placements = on
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION numasched');
+is(sched_ext_ops(), '', 'no sched_ext scheduler before the test');
+
+# --- before: CPU masks ---------------------------------------------------------
+my $early = $node->background_psql('postgres');
+my $early_pid = $early->query_safe('SELECT pg_backend_pid()');
+is($early->query_safe("SELECT executor FROM numasched_processes WHERE pid = $early_pid"), 'masks',
+	'without the companion: executor masks');
+is(policy($early_pid), 0, 'and the kernel has SCHED_OTHER for it');
+
+# --- the companion is loaded: processes already placed follow ----------------
+companion('start');
+ok(wait_until(sub { sched_ext_ops() eq 'numasched' }, 60), 'numasched-scx is the sched_ext scheduler')
+  or BAIL_OUT('the companion did not load: ' . slurp_file($ENV{COMPANION_LOG}));
+# a statement wakes a dozing scheduler, which looks every 100 ms
+$early->query_safe('SELECT 1');
+ok(wait_until(sub { (policy($early_pid) // -1) == 7 }, 10),
+	'a process placed before switches to SCHED_EXT (policy 7)');
+is($early->query_safe("SELECT executor FROM numasched_processes WHERE pid = $early_pid"), 'sched_ext',
+	'numasched_processes says executor sched_ext');
+is(kernel_cpus($early_pid), $all_cpus, "with the CPUs of its whole reach ($all_cpus)");
+like(slurp_file($node->logfile), qr/the sched_ext companion numasched-scx is loaded/, 'the server log says so');
+
+# --- a new session under the companion ------------------------------------------
+my $late = $node->background_psql('postgres');
+my $late_pid = $late->query_safe('SELECT pg_backend_pid()');
+is(policy($late_pid), 7, 'a new backend is SCHED_EXT from its placement');
+is(kernel_cpus($late_pid), $all_cpus, 'with its whole reach');
+is($late->query_safe("SELECT lent_cpus IS NULL FROM numasched_processes WHERE pid = $late_pid"), 't',
+	'nothing is lent: the companion picks among them');
+
+# background: the process's own nice 19, still SCHED_EXT (a SCHED_IDLE task
+# would run in the kernel's fair class, ahead of every SCHED_EXT one)
+$late->query_safe('SET numasched.cpu_priority = background');
+$late->query_safe('SELECT 1');
+is(stat_field($late_pid, 19), 19, 'a background session has nice 19');
+is(policy($late_pid), 7, 'and stays SCHED_EXT');
+is($late->query_safe("SELECT cpu_priority FROM numasched_processes WHERE pid = $late_pid"), 'background',
+	'numasched_processes says background');
+$late->quit;
+
+# --- a burst: one busy backend more than node $home has CPUs --------------------
+my @sessions = map { $node->background_psql('postgres') } 0 .. $width;
+my @pids = map { $_->query_safe('SELECT pg_backend_pid()') } @sessions;
+# home on node $home (a class of that node, spilling to the nearest); a
+# statement once they have lived a second brings their memory home
+$_->query_safe("SET numasched.nodes = '$home'") for @sessions;
+sleep 2;
+$_->query_safe('SELECT 1') for @sessions;
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM numasched_processes WHERE node = $home AND executor = 'sched_ext' AND pid IN ("
+	  . join(',', @pids) . ')'), scalar @pids, (1 + $width) . " backends at home on node $home under the companion");
+$_->query_until(qr/started/, "\\echo started\nDO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '$burst s' LOOP END LOOP; END \$\$;\n")
+  for @sessions;
+ok(wait_until(sub { !grep { !running($_) } @pids }, 60), 'all busy');
+my $t0 = time();
+my ($visitor, $after);
+while (time() - $t0 < 5 && !defined $visitor)
+{
+	for my $pid (@pids)
+	{
+		my $cpu = last_cpu($pid);
+		if (defined $cpu && $node_of_cpu{$cpu} != $home)
+		{
+			($visitor, $after) = ($pid, time() - $t0);
+			last;
+		}
+	}
+	usleep(2_000);
+}
+ok(defined $visitor, 'a busy backend runs on a CPU of another node');
+note(sprintf('backend %d ran off node %d %.0f ms after all were busy', $visitor // 0, $home, 1000 * ($after // 0)));
+cmp_ok($after // 99, '<=', 0.1, 'within 100 ms');
+if (defined $visitor)
+{
+	my %pages = private_pages($visitor);
+	my $total = sum(values %pages) || 1;
+	cmp_ok(100 * ($pages{$home} // 0) / $total, '>=', 99, sprintf("its private pages stay on node %d (%s)",
+		$home, join(' ', map { "N$_=$pages{$_}" } sort keys %pages)));
+	open(my $maps, '<', "/proc/$visitor/numa_maps") or die;
+	my ($heap) = grep { /\bheap\b/ } <$maps>;
+	like($heap // '', qr/^\S+ prefer:$home /, "its memory policy names its home node (what the companion reads)");
+}
+
+# --- the loader killed mid-burst: nothing lost, back to masks -------------------
+companion('kill');
+ok(wait_until(sub { sched_ext_ops() eq '' }, 10), 'killed, numasched-scx is unloaded at once')
+  and is(slurp_file('/sys/kernel/sched_ext/state') =~ s/\s+//gr, 'disabled', 'sched_ext is disabled');
+my $lost = 0;
+for my $session (@sessions)
+{
+	eval { $session->query_safe('SELECT 1'); 1 } or $lost++;
+}
+is($lost, 0, 'every busy query of the burst completed');
+ok(wait_until(sub { !grep { (policy($_) // -1) != 0 } @pids, $early_pid }, 10),
+	'every process is SCHED_OTHER again');
+ok(wait_until(sub { !grep { (kernel_cpus($_) // '') ne $cpus_of_node{$home} } @pids }, 10),
+	"and bound to the group of node $home again ($cpus_of_node{$home})");
+is($node->safe_psql('postgres', "SELECT count(*) FROM numasched_processes WHERE executor = 'sched_ext'"), 0,
+	'numasched_processes says masks for all');
+like(slurp_file($node->logfile), qr/numasched-scx is gone/, 'the server log says so');
+note('companion: ' . (split /\n/, slurp_file($ENV{COMPANION_LOG}))[-1]);
+$_->quit for @sessions;
+$early->quit;
+
+$node->stop;
+done_testing();
