@@ -241,6 +241,13 @@ void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 			count(STAT_SERVED_AWAY);
 			return;
 		}
+
+	/*
+	 * Normal work whose slice ran out is still the CPU's current task, not
+	 * in a queue: the kernel keeps it running if nothing is dispatched.
+	 */
+	if (prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED) && !is_background(prev))
+		return;
 	if (serve_background(node, STAT_SERVED_BACKGROUND))
 		return;
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)

@@ -44,6 +44,7 @@ struct mempolicy
 
 struct sched_ext_entity
 {
+	u32			flags;
 	u32			weight;
 } PAI;
 
@@ -96,6 +97,7 @@ struct sched_ext_ops
 /* sched_ext's constants, stable since 6.12 */
 #define SCX_DSQ_LOCAL (1ULL << 63 | 2)
 #define SCX_SLICE_DFL 20000000ULL
+#define SCX_TASK_QUEUED 1		/* sched_ext_entity.flags: runnable */
 #define SCX_KICK_IDLE 1
 #define SCX_KICK_PREEMPT 2
 #define SCX_OPS_SWITCH_PARTIAL 8ULL
