@@ -119,7 +119,25 @@ is(stat_field($late_pid, 19), 19, 'a background session has nice 19');
 is(policy($late_pid), 7, 'and stays SCHED_EXT');
 is($late->query_safe("SELECT cpu_priority FROM numasched_processes WHERE pid = $late_pid"), 'background',
 	'numasched_processes says background');
-$late->quit;
+
+# it runs on what normal work leaves: beside as many busy normal sessions as
+# there are CPUs, it gets the companion's bound (a slice each 100 ms), not a share
+my $ncpus = cpu_count($all_cpus);
+my @busy = map { $node->background_psql('postgres') } 1 .. $ncpus;
+my @busy_pids = map { $_->query_safe('SELECT pg_backend_pid()') } @busy;
+my $spin = "\\echo started\nDO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '6 s' LOOP END LOOP; END \$\$;\n";
+$_->query_until(qr/started/, $spin) for @busy, $late;
+sleep 1;
+my %cpu_before = map { $_ => stat_field($_, 14) + stat_field($_, 15) } @busy_pids, $late_pid;
+sleep 3;
+my %used = map { $_ => stat_field($_, 14) + stat_field($_, 15) - $cpu_before{$_} } @busy_pids, $late_pid;
+$_->query_safe('SELECT 1') for @busy, $late;
+my $normal = sum(map { $used{$_} } @busy_pids) / @busy_pids;
+note("CPU ticks in 3 s: normal " . join(' ', map { $used{$_} } @busy_pids) . ", background $used{$late_pid}");
+cmp_ok($used{$late_pid}, '<', 0.25 * $normal,
+	"the background session gets less than a quarter of a busy normal one's CPU ($used{$late_pid} against $normal ticks)");
+cmp_ok($used{$late_pid}, '>', 0, 'but it progresses');
+$_->quit for @busy, $late;
 
 # --- a burst: one busy backend more than node $home has CPUs --------------------
 my @sessions = map { $node->background_psql('postgres') } 0 .. $width;
