@@ -282,6 +282,11 @@ unplace_self(void)
 		ereport(LOG,
 				(errmsg("numasched let process %d go at background CPU priority", (int) MyProcPid),
 				 errdetail_from_core(err)));
+	/* out of the sched_ext companion's hands too */
+	if (ns_is_sched_ext(0) == 1 && !ns_set_sched_ext(0, false, err, sizeof(err)))
+		ereport(LOG,
+				(errmsg("numasched let process %d go under the sched_ext companion", (int) MyProcPid),
+				 errdetail_from_core(err)));
 	if (!ns_bind_cpus(0, &numasched_machine->usable, err, sizeof(err)))
 		numasched_warn_failure(FAILURE_UNBIND,
 							   psprintf("numasched could not give process %d back the CPUs it had before it was placed", (int) MyProcPid),

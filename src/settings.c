@@ -302,9 +302,13 @@ check_cpu_priority(int *newval, void **extra, GucSource source)
 {
 	char		why[NS_ERRLEN];
 
-	if (*newval != CPU_PRIORITY_NORMAL || source != PGC_S_SESSION || !numasched_in_set_statement ||
-		numasched_background_way != PRIORITY_BY_SCHED_IDLE || ns_is_background(0) != 1 ||
-		ns_may_raise_priority(why, sizeof(why)))
+	if (*newval != CPU_PRIORITY_NORMAL || source != PGC_S_SESSION || !numasched_in_set_statement)
+		return true;
+	/* SCHED_IDLE, or under the sched_ext companion its own nice 19 */
+	if (!(numasched_background_way == PRIORITY_BY_SCHED_IDLE && ns_is_background(0) == 1) &&
+		!(ns_is_sched_ext(0) == 1 && ns_own_nice(0) > 0))
+		return true;
+	if (ns_may_raise_priority(why, sizeof(why)))
 		return true;
 	GUC_check_errmsg("numasched cannot give this session normal CPU priority back");
 	GUC_check_errdetail("The kernel lets a process lower its priority but not raise it again: %s.", why);

@@ -104,7 +104,7 @@ is(kernel_cpus($early_pid), $all_cpus, "with the CPUs of its whole reach ($all_c
 like(slurp_file($node->logfile), qr/the sched_ext companion numasched-scx is loaded/, 'the server log says so');
 
 # --- a new session under the companion ------------------------------------------
-my $late = $node->background_psql('postgres');
+my $late = $node->background_psql('postgres', on_error_stop => 0);
 my $late_pid = $late->query_safe('SELECT pg_backend_pid()');
 is(policy($late_pid), 7, 'a new backend is SCHED_EXT from its placement');
 is(kernel_cpus($late_pid), $all_cpus, 'with its whole reach');
@@ -119,6 +119,11 @@ is(stat_field($late_pid, 19), 19, 'a background session has nice 19');
 is(policy($late_pid), 7, 'and stays SCHED_EXT');
 is($late->query_safe("SELECT cpu_priority FROM numasched_processes WHERE pid = $late_pid"), 'background',
 	'numasched_processes says background');
+# the kernel lets it lower its nice, not raise it (RLIMIT_NICE 0 here, no CAP_SYS_NICE)
+$late->query('SET numasched.cpu_priority = normal');
+like($late->{stderr}, qr/numasched cannot give this session normal CPU priority back/,
+	'a SET back to normal is refused, as from SCHED_IDLE');
+$late->{stderr} = '';
 
 # it runs on what normal work leaves: beside as many busy normal sessions as
 # there are CPUs, it gets the companion's bound (a slice each 100 ms), not a share
