@@ -24,6 +24,7 @@ build=(
 package=(
 	"${build[@]}"
 	debhelper postgresql-server-dev-all # dpkg-buildpackage, pg_buildext
+	clang bpftool libbpf-dev            # numasched-scx, the sched_ext companion
 )
 bench=(
 	"${build[@]}"

@@ -82,14 +82,14 @@ pg_suite() {
 	fi
 }
 
-# PostgreSQL 15 as a user installs it: the Debian package, built from a
-# scratch copy of the tree; it must hold the four files numasched is made of
+# PostgreSQL 15 as a user installs it: the Debian packages, built from a
+# scratch copy of the tree; the major's must hold the four files numasched is made of
 # and depend on the server (and not on libnuma: numasched makes the memory
 # calls itself); installed, its autopkgtest
 # (debian/tests/installcheck: pg_regress and the TAP tests) runs on it.
 # Then the package makes way for the build installed above, which the VMs use.
 debian_package() {
-	local scratch deb contents status=0 f
+	local scratch deb contents scx scx_contents status=0 f
 	if [ "$(id -u)" != 0 ]; then
 		make -s installcheck
 		return
@@ -110,6 +110,14 @@ debian_package() {
 	dpkg-deb -f "$deb" Depends | grep -q 'postgresql-15' && ! dpkg-deb -f "$deb" Depends | grep -q libnuma ||
 		{ echo "$(basename "$deb") depends on: $(dpkg-deb -f "$deb" Depends)"; status=1; }
 	echo "$(basename "$deb"): $(grep -c . <<<"$contents") entries; depends on $(dpkg-deb -f "$deb" Depends)"
+	# the sched_ext companion: a package of its own, with its unit, and in no major's
+	! grep -q numasched-scx <<<"$contents" || { echo "$(basename "$deb") holds numasched-scx"; status=1; }
+	scx=$(echo "$scratch"/numasched-scx_*.deb)
+	scx_contents=$(dpkg-deb -c "$scx") || return 1
+	for f in usr/sbin/numasched-scx lib/systemd/system/numasched-scx.service; do
+		grep -q " \./$f\$" <<<"$scx_contents" || { echo "$(basename "$scx") lacks /$f"; status=1; }
+	done
+	echo "$(basename "$scx"): depends on $(dpkg-deb -f "$scx" Depends)"
 	dpkg -i "$deb" >/dev/null || return 1
 	(cd "$scratch/numasched" && debian/tests/installcheck) || status=1
 	dpkg -r postgresql-15-numasched >/dev/null
