@@ -20,7 +20,7 @@ BUILTIN_CONFIGS = {
 
 def parse_config(text):
     """NAME, or NAME=BASE[,setting=value...] with BASE baseline or numasched;
-    bench.analytic_clients=N is the harness's, not the server's."""
+    bench.analytic_clients=N and bench.companion=on are the harness's, not the server's."""
     name, _, rest = text.partition("=")
     if not re.match(r"^[A-Za-z][\w-]*$", name):
         raise UsageError("configuration name \"%s\" must be a word (letters, digits, - and _)" % name)
@@ -37,10 +37,12 @@ def parse_config(text):
         key, eq, value = pair.partition("=")
         if not eq or not re.match(r"^[a-z_][\w.]*$", key):
             raise UsageError("configuration \"%s\": \"%s\" is not setting=value" % (name, pair))
-        if key.startswith("bench.") and (key != "bench.analytic_clients" or not value.isdigit()):
-            raise UsageError("configuration \"%s\": \"%s\": the one bench. setting is "
+        if key.startswith("bench.") and not ((key == "bench.analytic_clients" and value.isdigit()) or
+                                             (key == "bench.companion" and value in ("on", "off"))):
+            raise UsageError("configuration \"%s\": \"%s\": the bench. settings are "
                              "bench.analytic_clients=N (two-roles: N analytic clients in this "
-                             "configuration, 0 for the OLTP role alone)" % (name, pair))
+                             "configuration, 0 for the OLTP role alone) and bench.companion=on "
+                             "(numasched-scx loaded for its runs)" % (name, pair))
         if key.startswith("role.") and not re.match(r"^role\.[a-z_]\w*\.[a-z_][\w.]*$", key):
             raise UsageError("configuration \"%s\": \"%s\" is not role.ROLE.SETTING=value "
                              "(such as role.oltp.numasched.cpu_groups=0)" % (name, key))

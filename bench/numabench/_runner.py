@@ -18,6 +18,7 @@ from . import _system
 from ._system import (Machine, cmd_reset, cmd_tune, read, saved_state,
     system_items, write)
 from ._cluster import Cluster, pg_dirs
+from . import _companion
 from ._workloads import TWO_ROLES, bursty_rate, load_data, size_bursts, stage_workloads, workload_files
 from ._config import parse_config, system_overview
 from ._evidence import (CpuSampler, allowed, node_cpus, numasched_counters, numastat_delta,
@@ -152,6 +153,8 @@ def cmd_run(args):
         settings.setdefault("huge_pages", "off")
     clients = parse_clients(args.clients)
     bindir, pkglibdir = pg_dirs(args.pg_config)
+    if any(settings.get("bench.companion") == "on" for _, settings in configs):
+        _companion.check(bindir)
     library = os.path.join(pkglibdir, "numasched.so")
     if any("numasched" in settings.get("shared_preload_libraries", "") for _, settings in configs) \
             and not os.path.exists(library):
@@ -213,7 +216,8 @@ def cmd_run(args):
         if args.warmup > 0:
             for c in clusters:
                 log("warm-up of %s: %d s, not counted" % (c.name, args.warmup))
-                one_run(c, args, max(clients), workdir, "%s-warmup" % c.name, duration=args.warmup)
+                with _companion.loaded(c, bindir):
+                    one_run(c, args, max(clients), workdir, "%s-warmup" % c.name, duration=args.warmup)
         doc = {
             "numabench": 1, "complete": False, "workload": args.workload, "scale": args.scale,
             "duration_s": args.duration, "runs": args.runs, "clients": clients, "trim": args.trim,
@@ -234,7 +238,8 @@ def cmd_run(args):
             for n in clients:
                 # A B, then B A: a drift within a round hits both sides alike
                 for c in (clusters if i % 2 == 0 else clusters[::-1]):
-                    r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i), seed=i + 1)
+                    with _companion.loaded(c, bindir):
+                        r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i), seed=i + 1)
                     r["run"] = i + 1
                     next(x for x in results if x["configuration"] == c.name and x["clients"] == n)["runs"].append(r)
                     log("run %d/%d, %d clients, %-10s tps %10.1f  latency %.3f ms" % (

@@ -120,6 +120,20 @@ if wanted locality; then
 		tap test/vm/t/020_locality.pl || status=1
 	done
 fi
+# the companion measured (companion-bench, as root: it loads numasched-scx):
+# bursty and two-roles, the kernel alone, numasched on masks and numasched
+# with the companion, interleaved; VM_BENCH_ARGS adds numabench options
+if measured companion-bench; then
+	bg=numasched,role.analytics.numasched.cpu_priority=background
+	for workload in "bursty --utilisation 60 --burst-ms 20 --clients 8 --config baseline --config numasched
+			--config scx=numasched,bench.companion=on" \
+		"two-roles --rate 20 --clients 2 --analytic-clients 1 --scale 2 --config baseline --config bg=$bg
+			--config bg-scx=$bg,bench.companion=on"; do
+		# shellcheck disable=SC2086
+		PATH=/usr/sbin:/usr/bin:/sbin:/bin python3 "$top/bench/numabench" run --pg-config "$pg_config" --workload $workload \
+			--runs 6 --duration 10 --warmup 3 --out "$work/bench" ${VM_BENCH_ARGS:-} || status=1
+	done
+fi
 # the cost of a new connection against the kernel alone (CONNECTION_PAIRS,
 # CONNECTION_SECONDS)
 if measured connections; then

@@ -13,6 +13,7 @@
 # names the measurement of a connection's cost (connections), which runs only
 # when named;
 # VM_KERNEL=sid boots Debian sid's kernel (sched_ext) instead of Debian 12's;
+# VM_CPUS=2 gives the 2-node VM one CPU per node;
 # VM_PG_CONFIG the PostgreSQL they run against (default: pg_config on PATH,
 # the system's 15; test/pg_major.sh prepares 17, 18 and 19).
 #
@@ -29,6 +30,13 @@ case "$nodes" in
 		numa=(-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
 			-numa dist,src=0,dst=1,val=21)
 		sockets=2
+		# VM_CPUS=2: one CPU per node, no more vCPUs than the host's two
+		# cores, so that what waits in the guest waits for a CPU, not for
+		# the host (measurements)
+		if [ "${VM_CPUS:-4}" = 2 ]; then
+			numa=(-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1
+				-numa dist,src=0,dst=1,val=21)
+		fi
 		;;
 	3)
 		# the same box with a CPU-less memory node at distance 30, as a CXL
@@ -79,13 +87,13 @@ results=$(mktemp -d /tmp/numasched-vm-XXXXXX)
 chmod 777 "$results"
 # what the guest should run: VM_ONLY (a regex of test names: multinode,
 # locality) and the locality probe's LOCALITY_* settings
-for v in VM_ONLY VM_PG_CONFIG LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL \
+for v in VM_ONLY VM_PG_CONFIG VM_BENCH_ARGS LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL \
 	CONNECTION_PAIRS CONNECTION_SECONDS CONNECTION_NODES; do
 	[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}" >> "$results/env"
 done
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -machine pc,accel=tcg -cpu max \
-	-smp 4,sockets="$sockets",cores=$((4 / sockets)),threads=1 -m $((node_mb * nodes))M \
+	-smp "${VM_CPUS:-4}",sockets="$sockets",cores=$((${VM_CPUS:-4} / sockets)),threads=1 -m $((node_mb * nodes))M \
 	"${memory[@]}" "${numa[@]}" \
 	-nographic -no-reboot -serial mon:stdio \
 	-kernel "$kernel/vmlinuz" -initrd "$initrd" \
