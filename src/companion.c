@@ -51,11 +51,14 @@ numasched_follow_companion(void)
 			continue;
 		processes++;
 		slot->lent_group = -1;
-		/* background first, so that it never competes as normal work in its wider reach */
-		if (slot->background && loaded)
-			(void) numasched_set_priority(slot->pid, true, &autogroup_pending, err, sizeof(err));
 		numasched_slot_kernel_cpus(slot, &cpus);
 		slot->bound = numasched_bind_slot_locked(slot, &cpus);
+		/* not bound: gone, or its pid no longer its own (bind checked) */
+		if (!slot->bound)
+			continue;
+		/* a background one is marked so (nice 19) before it becomes the companion's */
+		if (slot->background && loaded)
+			(void) numasched_set_priority(slot->pid, true, &autogroup_pending, err, sizeof(err));
 		if (!numasched_apply_executor(slot->pid, slot->background, err, sizeof(err)))
 			refused++;
 	}
