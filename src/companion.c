@@ -12,7 +12,39 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+#include "storage/proc.h"
+
 #include "numasched.h"
+
+/*
+ * The rest of the server follows too: the postmaster (whose children are
+ * born with its policy) and every process with a PGPROC that numasched does
+ * not place (checkpointer, WAL writer, autovacuum, background workers, this
+ * scheduler).  The kernel ranks its fair class above sched_ext, so one of
+ * them left there would run ahead of every backend.  A pid read without a
+ * lock may have just exited; the kernel refuses another user's process.
+ */
+static int
+server_follows(bool loaded)
+{
+	char		err[NS_ERRLEN];
+	int			moved = 0;
+
+	if (PostmasterPid > 0 && (loaded || ns_is_sched_ext(PostmasterPid) == 1) &&
+		ns_set_sched_ext(PostmasterPid, loaded, err, sizeof(err)))
+		moved++;
+	for (uint32 i = 0; i < ProcGlobal->allProcCount; i++)
+	{
+		pid_t		pid = ProcGlobal->allProcs[i].pid;
+
+		if (pid == 0 || (i < (uint32) numasched_state->nslots && numasched_slots[i].pid == pid))
+			continue;
+		if ((loaded || ns_is_sched_ext(pid) == 1) && ns_set_sched_ext(pid, loaded, err, sizeof(err)))
+			moved++;
+	}
+	return moved;
+}
 
 bool
 numasched_apply_executor(pid_t pid, bool background, char *err, size_t errlen)
@@ -34,6 +66,7 @@ numasched_follow_companion(void)
 {
 	bool		loaded = ns_companion_loaded("/sys");
 	int			processes = 0;
+	int			others;
 	int			refused = 0;
 	char		err[NS_ERRLEN] = "";
 
@@ -63,10 +96,11 @@ numasched_follow_companion(void)
 			refused++;
 	}
 	numasched_release();
+	others = server_follows(loaded);
 	ereport(LOG,
-			(errmsg(loaded ? "numasched: the sched_ext companion numasched-scx is loaded: %d placed processes run under it"
-					: "numasched: the sched_ext companion numasched-scx is gone: %d placed processes are back on their CPU groups",
-					processes),
+			(errmsg(loaded ? "numasched: the sched_ext companion numasched-scx is loaded: %d placed processes and %d other processes of the server run under it"
+					: "numasched: the sched_ext companion numasched-scx is gone: %d placed processes are back on their CPU groups, %d other processes of the server with the kernel's scheduler",
+					processes, others),
 			 refused ? errdetail("%d of them kept their scheduling policy: %s", refused, err) : 0,
 			 refused && loaded ? errhint("A process at SCHED_IDLE (background, numasched's way without a cgroup or autogroups) may not leave it without CAP_SYS_NICE or RLIMIT_NICE; start numasched-scx before PostgreSQL.") : 0));
 }

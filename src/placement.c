@@ -282,8 +282,8 @@ unplace_self(void)
 		ereport(LOG,
 				(errmsg("numasched let process %d go at background CPU priority", (int) MyProcPid),
 				 errdetail_from_core(err)));
-	/* out of the sched_ext companion's hands too */
-	if (ns_is_sched_ext(0) == 1 && !ns_set_sched_ext(0, false, err, sizeof(err)))
+	/* out of the sched_ext companion's hands too, unless the whole server is in them */
+	if (!numasched_companion_in_force() && ns_is_sched_ext(0) == 1 && !ns_set_sched_ext(0, false, err, sizeof(err)))
 		ereport(LOG,
 				(errmsg("numasched let process %d go under the sched_ext companion", (int) MyProcPid),
 				 errdetail_from_core(err)));

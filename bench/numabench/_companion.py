@@ -19,8 +19,17 @@ def wanted(cluster):
     return cluster.settings.get("bench.companion") == "on"
 
 
+SCHED_EXT = 7
+
+
 def check(bindir):
-    """Before the clusters are set up: root, a kernel with sched_ext, the loader."""
+    """Before the clusters are set up: root, a kernel with sched_ext, the
+    loader.  Then the harness itself becomes SCHED_EXT, and with it all it
+    starts (the servers, pgbench): the kernel ranks its fair class above
+    sched_ext, so a client or a server process left there would run ahead of
+    every backend under the companion, as nothing does on a machine that runs
+    only PostgreSQL.  Without the companion loaded, SCHED_EXT is the fair
+    class: the other configurations run as before."""
     if os.getuid() != 0:
         raise UsageError("bench.companion=on: loading numasched-scx needs root")
     if read("/sys/kernel/sched_ext/state") is None:
@@ -28,6 +37,7 @@ def check(bindir):
     if not os.access(os.path.join(bindir, "numasched-scx"), os.X_OK):
         raise UsageError("bench.companion=on: no %s (make install where clang, bpftool and "
                          "libbpf-dev are)" % os.path.join(bindir, "numasched-scx"))
+    os.sched_setscheduler(0, SCHED_EXT, os.sched_param(0))
 
 
 def wait_for(check_fn, seconds, what):
@@ -45,8 +55,10 @@ def loaded(cluster, bindir):
     if not wanted(cluster):
         yield
         return
+    # the loader with the kernel's scheduler, not under its own
     loader = subprocess.Popen([os.path.join(bindir, "numasched-scx")], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)))
     try:
         wait_for(lambda: (read(OPS) or "").strip() == "numasched" or loader.poll() is not None, 30,
                  "not loaded")

@@ -120,10 +120,10 @@ if wanted locality; then
 		tap test/vm/t/020_locality.pl || status=1
 	done
 fi
-# the companion measured (companion-bench, as root: it loads numasched-scx):
+# the companion measured (scx-bench, as root: it loads numasched-scx):
 # bursty and two-roles, the kernel alone, numasched on masks and numasched
 # with the companion, interleaved; VM_BENCH_ARGS adds numabench options
-if measured companion-bench; then
+if measured scx-bench; then
 	bg=numasched,role.analytics.numasched.cpu_priority=background
 	for workload in "bursty --utilisation 60 --burst-ms 20 --clients 8 --config baseline --config numasched
 			--config scx=numasched,bench.companion=on" \

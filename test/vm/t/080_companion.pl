@@ -102,6 +102,13 @@ is($early->query_safe("SELECT executor FROM numasched_processes WHERE pid = $ear
 	'numasched_processes says executor sched_ext');
 is(kernel_cpus($early_pid), $all_cpus, "with the CPUs of its whole reach ($all_cpus)");
 like(slurp_file($node->logfile), qr/the sched_ext companion numasched-scx is loaded/, 'the server log says so');
+# the rest of the server too: the kernel's fair class would run it ahead of every backend
+my $postmaster = $node->{_pid};
+is(policy($postmaster), 7, 'the postmaster is SCHED_EXT, and so its children from birth');
+my @others = split /\n/, $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type IN ('checkpointer', 'walwriter', 'background writer')");
+ok(@others == 3 && !grep({ (policy($_) // -1) != 7 } @others), 'and its checkpointer, background writer and WAL writer ('
+	  . join(', ', map { "$_:" . (policy($_) // '?') } @others) . ')');
 
 # --- a new session under the companion ------------------------------------------
 my $late = $node->background_psql('postgres', on_error_stop => 0);
@@ -197,8 +204,8 @@ for my $session (@sessions)
 	eval { $session->query_safe('SELECT 1'); 1 } or $lost++;
 }
 is($lost, 0, 'every busy query of the burst completed');
-ok(wait_until(sub { !grep { (policy($_) // -1) != 0 } @pids, $early_pid }, 10),
-	'every process is SCHED_OTHER again');
+ok(wait_until(sub { !grep { (policy($_) // -1) != 0 } @pids, $early_pid, $postmaster, @others }, 10),
+	'every process of the server is SCHED_OTHER again');
 ok(wait_until(sub { !grep { (kernel_cpus($_) // '') ne $cpus_of_node{$home} } @pids }, 10),
 	"and bound to the group of node $home again ($cpus_of_node{$home})");
 is($node->safe_psql('postgres', "SELECT count(*) FROM numasched_processes WHERE executor = 'sched_ext'"), 0,
