@@ -8,7 +8,8 @@
  * with no sched_ext scheduler loaded runs in the kernel's fair class); only
  * leaving SCHED_IDLE needs what raising a priority needs (ns_priority.h).
  * The companion reads what numasched sets anyway: the home node from the
- * memory policy, background work from the process's own nice value (19),
+ * memory policy, background work from the process's own nice value
+ * (NS_BACKGROUND_NICE),
  * which no process may lower back to 0 without RLIMIT_NICE or CAP_SYS_NICE.
  */
 #ifndef NS_COMPANION_H
@@ -22,8 +23,6 @@
 #define NS_SCHED_EXT 7
 /* the name numasched-scx registers (its struct sched_ext_ops) */
 #define NS_COMPANION_NAME "numasched"
-/* the companion's background tier: the process's own nice value */
-#define NS_COMPANION_BACKGROUND_NICE 19
 
 /*
  * Is numasched-scx the sched_ext scheduler in force?  Reads

@@ -23,7 +23,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* the autogroup's nice value at background priority */
+/* the nice value of background priority: an autogroup's, or under the
+ * sched_ext companion the process's own (ns_companion.h) */
 #define NS_BACKGROUND_NICE 19
 
 /* Gives process "pid" (0: the caller) background priority, or normal back. */

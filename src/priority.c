@@ -20,7 +20,7 @@ numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending, char
 	*autogroup_pending = false;
 	/* the companion's tier: a SCHED_EXT process may not be SCHED_IDLE too */
 	if (numasched_companion_in_force())
-		return ns_set_own_nice(pid, background ? NS_COMPANION_BACKGROUND_NICE : 0, err, errlen);
+		return ns_set_own_nice(pid, background ? NS_BACKGROUND_NICE : 0, err, errlen);
 	if (numasched_background_way == PRIORITY_BY_CGROUP)
 		return ns_cgroup_move(pid, background ? numasched_cgroup_dirs.background : numasched_cgroup_dirs.normal,
 							  err, errlen);

@@ -395,7 +395,12 @@ rebalance_pass(void)
 
 		ns_cpuset	cpus = plan->groups[moves[m].to_group].cpus;
 
-		/* under the companion, its reach from there */
+		/*
+		 * The new group's CPUs alone, which moves it there at once (a mask
+		 * its CPU is in would leave it running where it is); under the
+		 * companion nothing is planted: its reach from there, the companion
+		 * picks the CPU.
+		 */
 		if (numasched_companion_in_force())
 			numasched_group_cpus_for(slot, moves[m].to_group, &cpus);
 		/* a process the kernel refuses to move stays where it is */

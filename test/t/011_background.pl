@@ -19,13 +19,6 @@ use NumaschedTest;
 
 need_cpus(2);
 
-# The scheduling policy the kernel holds for a process.
-sub policy
-{
-	my ($pid) = @_;
-	return stat_field($pid, 41);
-}
-
 # Time a process ran and waited for a CPU so far, in ns (/proc/PID/schedstat).
 sub schedstat
 {
@@ -81,9 +74,9 @@ my $workers = wait_until(sub {
 ok($workers, 'the background session\'s parallel workers are placed');
 for my $w (split / /, $workers // '')
 {
-	next unless defined policy($w);	# done with its part already
+	next unless defined sched_policy($w);	# done with its part already
 	# in autogroup mode its change may wait for the kernel's rate limit
-	ok(wait_until(sub { !defined policy($w) || in_background($mode, $w) }, 2),
+	ok(wait_until(sub { !defined sched_policy($w) || in_background($mode, $w) }, 2),
 		"parallel worker $w runs with $what");
 	is(expand(kernel_cpus($w)), $all, "parallel worker $w may run on every CPU of its reach");
 }
@@ -98,7 +91,7 @@ if ($raise)
 	is($err, '', 'SET normal is taken where the server may raise priorities');
 	$bg->query_safe('SELECT 1');
 	ok(wait_until(sub { !in_background($mode, $bg_pid) }, 2), 'and the kernel runs it at normal priority again');
-	is(policy($bg_pid), 0, 'as SCHED_OTHER');
+	is(sched_policy($bg_pid), 0, 'as SCHED_OTHER');
 	is(kernel_cpus($bg_pid), $group, 'bound to its group again');
 }
 else

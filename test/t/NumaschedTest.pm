@@ -11,6 +11,7 @@ use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 
 our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu stat_field need_cpus
+  node_cpus sched_policy runnable
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
   background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand);
 
@@ -96,6 +97,35 @@ sub stat_field
 	# the command name in parentheses may hold spaces: split after it
 	my @f = split ' ', substr($stat, rindex($stat, ')') + 2);
 	return $f[ $n - 3 ];
+}
+
+# The scheduling policy the kernel holds for a process (field 41 of
+# /proc/PID/stat: 0 SCHED_OTHER, 5 SCHED_IDLE, 7 SCHED_EXT), or undef.
+sub sched_policy
+{
+	my ($pid) = @_;
+	return stat_field($pid, 41);
+}
+
+# Whether a process is runnable now (state R in /proc/PID/stat).
+sub runnable
+{
+	my ($pid) = @_;
+	return (stat_field($pid, 3) // '') eq 'R';
+}
+
+# The CPUs of each node id ('' for a memory-only node) and the node of each
+# CPU, from sysfs: (\%cpus_of_node, \%node_of_cpu).
+sub node_cpus
+{
+	my @nodes = @_;
+	my (%cpus_of_node, %node_of_cpu);
+	for my $n (@nodes)
+	{
+		$cpus_of_node{$n} = slurp_file("/sys/devices/system/node/node$n/cpulist") =~ s/\s+//gr;
+		$node_of_cpu{$_} = $n for split /,/, expand($cpus_of_node{$n});
+	}
+	return (\%cpus_of_node, \%node_of_cpu);
 }
 
 # The CPU a process last ran on (field 39 of /proc/PID/stat), or undef.

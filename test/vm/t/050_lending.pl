@@ -16,17 +16,9 @@ use NumaschedTest;
 
 my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
 plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
-my %node_of_cpu;
-my %cpus_of_node;
-for my $n (@nodes)
-{
-	$cpus_of_node{$n} = slurp_file("/sys/devices/system/node/node$n/cpulist") =~ s/\s+//gr;
-	for (split /,/, $cpus_of_node{$n})
-	{
-		my ($a, $b) = split /-/;
-		$node_of_cpu{$_} = $n for $a .. ($b // $a);
-	}
-}
+my ($cpus_of_node, $node_of_cpu) = node_cpus(@nodes);
+my %cpus_of_node = %$cpus_of_node;
+my %node_of_cpu = %$node_of_cpu;
 my ($home) = grep { $cpus_of_node{$_} ne '' } @nodes;
 my $width = cpu_count($cpus_of_node{$home});
 my $burst = 8;    # seconds of each burst: long enough to look at it under emulation
@@ -64,14 +56,6 @@ sub end_of_burst
 	$_->query_safe('SELECT 1') for @$sessions;
 }
 
-sub running
-{
-	my ($pid) = @_;
-	open(my $fh, '<', "/proc/$pid/stat") or return 0;
-	my $stat = <$fh>;
-	return (split ' ', substr($stat, rindex($stat, ')') + 2))[0] eq 'R';
-}
-
 # --- a burst: the waiting work gets the other node's idle CPU -------------------
 my $returns = $node->safe_psql('postgres', 'SELECT lend_returns FROM numasched_stats');
 my $watcher = $node->background_psql('postgres');
@@ -81,7 +65,7 @@ my $burst_end = time() + $burst - 1;
 # node (start_burst waited two): that migration is not the visit's
 $watcher->query_safe('SELECT 1');
 my $migrated = $node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats');
-my $all_running = wait_until(sub { !grep { !running($_) } @$pids }, 60);
+my $all_running = wait_until(sub { !grep { !runnable($_) } @$pids }, 60);
 ok($all_running, (1 + $width) . " busy backends on node $home ($cpus_of_node{$home}): all runnable");
 my $t0 = time();
 my ($visitor, $after);
@@ -165,7 +149,7 @@ $_->quit for @$sessions;
 $node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.lend_idle_cpus = off');
 $node->reload;
 ($sessions, $pids) = start_burst();
-wait_until(sub { !grep { !running($_) } @$pids }, 60);
+wait_until(sub { !grep { !runnable($_) } @$pids }, 60);
 my $stayed = 1;
 for (1 .. 50)
 {

@@ -18,16 +18,9 @@ use NumaschedTest;
 
 my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
 plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
-my (%node_of_cpu, %cpus_of_node);
-for my $n (@nodes)
-{
-	$cpus_of_node{$n} = slurp_file("/sys/devices/system/node/node$n/cpulist") =~ s/\s+//gr;
-	for (split /,/, $cpus_of_node{$n})
-	{
-		my ($a, $b) = split /-/;
-		$node_of_cpu{$_} = $n for $a .. ($b // $a);
-	}
-}
+my ($cpus_of_node, $node_of_cpu) = node_cpus(@nodes);
+my %cpus_of_node = %$cpus_of_node;
+my %node_of_cpu = %$node_of_cpu;
 my ($home, $other) = grep { $cpus_of_node{$_} ne '' } @nodes;
 my $width = cpu_count($cpus_of_node{$home});
 

@@ -4,7 +4,7 @@
 # than its node has CPUs runs on the other node's idle CPU while its private
 # pages stay home; killing the loader mid-query loses nothing, and numasched
 # puts every process back on its group's CPUs.  Every answer is the kernel's:
-# /sys/kernel/sched_ext, the policy in /proc/PID/sched, Cpus_allowed_list,
+# /sys/kernel/sched_ext, the policy in /proc/PID/stat, Cpus_allowed_list,
 # the CPU a process last ran on, numa_maps.  Root loads and kills the
 # companion on request (test/vm/companion_control.sh).
 use strict;
@@ -24,17 +24,9 @@ plan skip_all => 'needs a kernel with sched_ext (VM_KERNEL=sid test/vm/run.sh 2)
 plan skip_all => 'needs root to load the companion (COMPANION_CONTROL, test/vm/inside.sh)'
   unless $ENV{COMPANION_CONTROL};
 
-my %node_of_cpu;
-my %cpus_of_node;
-for my $n (@nodes)
-{
-	$cpus_of_node{$n} = slurp_file("/sys/devices/system/node/node$n/cpulist") =~ s/\s+//gr;
-	for (split /,/, $cpus_of_node{$n})
-	{
-		my ($a, $b) = split /-/;
-		$node_of_cpu{$_} = $n for $a .. ($b // $a);
-	}
-}
+my ($cpus_of_node, $node_of_cpu) = node_cpus(@nodes);
+my %cpus_of_node = %$cpus_of_node;
+my %node_of_cpu = %$node_of_cpu;
 my ($home) = grep { $cpus_of_node{$_} ne '' } @nodes;
 my $width = cpu_count($cpus_of_node{$home});
 my $all_cpus = slurp_file('/sys/devices/system/cpu/online') =~ s/\s+//gr;
@@ -57,24 +49,6 @@ sub sched_ext_ops
 	return $ops;
 }
 
-# the scheduling policy the kernel has for a process (/proc/PID/sched)
-sub policy
-{
-	my ($pid) = @_;
-	open(my $fh, '<', "/proc/$pid/sched") or return undef;
-	while (my $line = <$fh>)
-	{
-		return $1 if $line =~ /^policy\s*:\s*(\d+)/;
-	}
-	return undef;
-}
-
-sub running
-{
-	my ($pid) = @_;
-	return (stat_field($pid, 3) // '') eq 'R';
-}
-
 my $node = numasched_cluster('companion', qq{
 numasched.rebalance_interval = 0
 numasched.log_placements = on
@@ -88,7 +62,7 @@ my $early = $node->background_psql('postgres');
 my $early_pid = $early->query_safe('SELECT pg_backend_pid()');
 is($early->query_safe("SELECT executor FROM numasched_processes WHERE pid = $early_pid"), 'masks',
 	'without the companion: executor masks');
-is(policy($early_pid), 0, 'and the kernel has SCHED_OTHER for it');
+is(sched_policy($early_pid), 0, 'and the kernel has SCHED_OTHER for it');
 
 # --- the companion is loaded: processes already placed follow ----------------
 companion('start');
@@ -96,7 +70,7 @@ ok(wait_until(sub { sched_ext_ops() eq 'numasched' }, 60), 'numasched-scx is the
   or BAIL_OUT('the companion did not load: ' . slurp_file($ENV{COMPANION_LOG}));
 # a statement wakes a dozing scheduler, which looks every 100 ms
 $early->query_safe('SELECT 1');
-ok(wait_until(sub { (policy($early_pid) // -1) == 7 }, 10),
+ok(wait_until(sub { (sched_policy($early_pid) // -1) == 7 }, 10),
 	'a process placed before switches to SCHED_EXT (policy 7)');
 is($early->query_safe("SELECT executor FROM numasched_processes WHERE pid = $early_pid"), 'sched_ext',
 	'numasched_processes says executor sched_ext');
@@ -104,16 +78,16 @@ is(kernel_cpus($early_pid), $all_cpus, "with the CPUs of its whole reach ($all_c
 like(slurp_file($node->logfile), qr/the sched_ext companion numasched-scx is loaded/, 'the server log says so');
 # the rest of the server too: the kernel's fair class would run it ahead of every backend
 my $postmaster = $node->{_pid};
-is(policy($postmaster), 7, 'the postmaster is SCHED_EXT, and so its children from birth');
+is(sched_policy($postmaster), 7, 'the postmaster is SCHED_EXT, and so its children from birth');
 my @others = split /\n/, $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE backend_type IN ('checkpointer', 'walwriter', 'background writer')");
-ok(@others == 3 && !grep({ (policy($_) // -1) != 7 } @others), 'and its checkpointer, background writer and WAL writer ('
-	  . join(', ', map { "$_:" . (policy($_) // '?') } @others) . ')');
+ok(@others == 3 && !grep({ (sched_policy($_) // -1) != 7 } @others), 'and its checkpointer, background writer and WAL writer ('
+	  . join(', ', map { "$_:" . (sched_policy($_) // '?') } @others) . ')');
 
 # --- a new session under the companion ------------------------------------------
 my $late = $node->background_psql('postgres', on_error_stop => 0);
 my $late_pid = $late->query_safe('SELECT pg_backend_pid()');
-is(policy($late_pid), 7, 'a new backend is SCHED_EXT from its placement');
+is(sched_policy($late_pid), 7, 'a new backend is SCHED_EXT from its placement');
 is(kernel_cpus($late_pid), $all_cpus, 'with its whole reach');
 is($late->query_safe("SELECT lent_cpus IS NULL FROM numasched_processes WHERE pid = $late_pid"), 't',
 	'nothing is lent: the companion picks among them');
@@ -123,7 +97,7 @@ is($late->query_safe("SELECT lent_cpus IS NULL FROM numasched_processes WHERE pi
 $late->query_safe('SET numasched.cpu_priority = background');
 $late->query_safe('SELECT 1');
 is(stat_field($late_pid, 19), 19, 'a background session has nice 19');
-is(policy($late_pid), 7, 'and stays SCHED_EXT');
+is(sched_policy($late_pid), 7, 'and stays SCHED_EXT');
 is($late->query_safe("SELECT cpu_priority FROM numasched_processes WHERE pid = $late_pid"), 'background',
 	'numasched_processes says background');
 # the kernel lets it lower its nice, not raise it (RLIMIT_NICE 0 here, no CAP_SYS_NICE)
@@ -164,7 +138,7 @@ is($node->safe_psql('postgres',
 	  . join(',', @pids) . ')'), scalar @pids, (1 + $width) . " backends at home on node $home under the companion");
 $_->query_until(qr/started/, "\\echo started\nDO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '$burst s' LOOP END LOOP; END \$\$;\n")
   for @sessions;
-ok(wait_until(sub { !grep { !running($_) } @pids }, 60), 'all busy');
+ok(wait_until(sub { !grep { !runnable($_) } @pids }, 60), 'all busy');
 my $t0 = time();
 my ($visitor, $after);
 while (time() - $t0 < 5 && !defined $visitor)
@@ -204,7 +178,7 @@ for my $session (@sessions)
 	eval { $session->query_safe('SELECT 1'); 1 } or $lost++;
 }
 is($lost, 0, 'every busy query of the burst completed');
-ok(wait_until(sub { !grep { (policy($_) // -1) != 0 } @pids, $early_pid, $postmaster, @others }, 10),
+ok(wait_until(sub { !grep { (sched_policy($_) // -1) != 0 } @pids, $early_pid, $postmaster, @others }, 10),
 	'every process of the server is SCHED_OTHER again');
 ok(wait_until(sub { !grep { (kernel_cpus($_) // '') ne $cpus_of_node{$home} } @pids }, 10),
 	"and bound to the group of node $home again ($cpus_of_node{$home})");
