@@ -386,11 +386,16 @@ numasched_reclass(void)
 			}
 		}
 	}
-	if (priority_changed || (slot->background && slot->group >= 0 && moved_to < 0))
+	/*
+	 * Staying in its group, it may still need another mask: its class's other
+	 * groups of the node (preferred binding), its reach (background, or under
+	 * the companion), what its group borrows within its new reach.
+	 */
+	if (priority_changed || (slot->group >= 0 && moved_to < 0))
 	{
 		ns_cpuset	cpus;
 
-		/* a normal one may share what its group borrows; a background one's reach may have changed */
+		/* a normal one may share what its group borrows, within its reach */
 		slot->lent_group = slot->background ? -1 :
 			numasched_lender_for_locked(slot->group, numasched_slot_reach(slot));
 		numasched_slot_kernel_cpus(slot, &cpus);

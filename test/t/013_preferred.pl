@@ -2,7 +2,8 @@
 # groups of one CPU (numasched.groups_per_node = 2), a backend is counted in
 # its group but may run on every CPU of its node in its class's groups, so
 # that two busy backends of one group run on both CPUs at once, as the kernel
-# alone would run them, with nothing lent.  A class's groups still bind.  A
+# alone would run them, with nothing lent.  A class's groups still bind, and
+# a SET of them that keeps the session's group changes its mask at once.  A
 # reload to strict narrows what runs to its group, and back.  Read from
 # /proc: Cpus_allowed_list, the CPU each last ran on, /proc/stat's idle time.
 use strict;
@@ -57,6 +58,17 @@ my $r = $node->background_psql('postgres', extra_params => [ '-U', 'reporting' ]
 my $rpid = $r->query_safe('SELECT pg_backend_pid()');
 is(kernel_cpus($rpid), $group_cpus{1}, "a session of a class of group 1 is bound to its CPUs ($group_cpus{1})");
 $r->quit;
+# a SET that widens the class but keeps the session's group: the mask follows
+my $s = $node->background_psql('postgres');
+my $spid = $s->query_safe('SELECT pg_backend_pid()');
+$s->query_safe("SET numasched.cpu_groups = '1'");
+is(kernel_cpus($spid), $group_cpus{1}, "SET numasched.cpu_groups = '1' binds a session to group 1's CPUs");
+$s->query_safe("SET numasched.cpu_groups = '0,1'");
+is((placement($spid))[1], 1, "SET numasched.cpu_groups = '0,1': still counted in group 1");
+is(kernel_cpus($spid), $postmaster_cpus, 'and free on every CPU of its node at once');
+$s->query_safe("SET numasched.cpu_groups = '1'");
+is(kernel_cpus($spid), $group_cpus{1}, "back to '1': group 1's CPUs alone");
+$s->quit;
 
 # --- two busy backends of one group run on both CPUs at once ------------------
 $_->query_safe("SELECT numasched_move(pg_backend_pid(), (SELECT node FROM numasched_groups WHERE cpu_group = 0), 0)")
