@@ -186,6 +186,7 @@ step "core unit tests (fixture sysfs trees)" prove test/core.t
 step "release: versions, oldest PostgreSQL, maintainer, licence agree; make dist" prove test/release.t
 step "layers: the core uses nothing above it, no circle of uses in the glue or the CLI" prove test/layers.t
 step "numasched-plan" prove test/cli.t
+step "numasched-scx: the topology it gives the sched_ext scheduler, its answers to bad input" prove test/scx.t
 step "fuzzers" prove test/fuzz.t
 step "numabench: statistics, parsing, workload plans, smoke run" prove --exec /usr/bin/python3 bench/tests/test_*.py
 step "PostgreSQL 15, as the Debian package: its contents, then pg_regress and TAP tests on it" debian_package

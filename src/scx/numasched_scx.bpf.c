@@ -10,9 +10,9 @@
  * A task's home node is what numasched already set for it: the node of its
  * memory policy (MPOL_PREFERRED or MPOL_BIND), else the node it last ran on.
  * A task waking up runs on its previous CPU if idle and at home, else on an
- * idle CPU of its home node, else on an idle CPU of the nearest node within
- * reach (SLIT order, max_steal_distance): no CPU in reach stays idle while it
- * waits.  Its memory policy keeps its allocations home while it is away.
+ * idle CPU sharing that CPU's last-level cache, else on an idle CPU of its
+ * home node, else on an idle CPU of the nearest node within reach (SLIT
+ * order, max_steal_distance): no CPU in reach stays idle while it waits.  Its memory policy keeps its allocations home while it is away.
  * Otherwise it waits in its home node's queue, which every CPU serves: its
  * own node's first, then the nearest nodes' in SLIT order.
  *
@@ -28,6 +28,8 @@ char		_license[] SEC("license") = "GPL";
 
 #define MAX_CPUS 1024
 #define MAX_NODES 64
+/* the most CPUs of one last-level cache looked at for a waking task */
+#define MAX_CACHE_SCAN 256
 /* queue ids: a node's normal queue is its index, its background queue this far above */
 #define BACKGROUND_DSQ MAX_NODES
 /* sched_ext's weight of nice 19 (1 to 10000, 100 for nice 0) */
@@ -39,6 +41,8 @@ const volatile u32 nr_nodes = 1;
 const volatile u64 slice_ns = SCX_SLICE_DFL;
 const volatile u64 background_wait_ns = 100000000;
 const volatile u8 cpu_node[MAX_CPUS];
+/* per CPU: the next CPU of its node that shares its last-level cache, round the cache (itself if none) */
+const volatile u16 cache_next[MAX_CPUS];
 const volatile bool node_has_cpus[MAX_NODES];
 /* per node: the other nodes in reach, nearest first */
 const volatile u8 steal_order[MAX_NODES][MAX_NODES];
@@ -48,6 +52,7 @@ const volatile u8 steal_count[MAX_NODES];
 enum ns_stat
 {
 	STAT_PREV_IDLE,				/* woke on its idle previous CPU at home */
+	STAT_CACHE_IDLE,			/* woke on an idle CPU sharing its previous CPU's cache */
 	STAT_HOME_IDLE,				/* woke on another idle CPU of its home node */
 	STAT_STOLEN_IDLE,			/* woke on an idle CPU of another node in reach */
 	STAT_QUEUED,				/* waited in its home node's queue */
@@ -118,6 +123,23 @@ is_background(const struct task_struct *p)
 	return BPF_CORE_READ(p, scx.weight) <= BACKGROUND_WEIGHT;
 }
 
+/* An idle CPU of p's sharing prev's last-level cache, after prev in the cache's round; -1 if none */
+static s32
+idle_cpu_sharing_cache(const struct task_struct *p, s32 prev)
+{
+	s32			cpu = prev;
+
+	for (u32 i = 0; i < MAX_CACHE_SCAN; i++)
+	{
+		cpu = cache_next[CPU_INDEX(cpu)];
+		if (cpu == prev)
+			break;
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(cpu))
+			return cpu;
+	}
+	return -1;
+}
+
 /* An idle CPU for p: at home first, then in the nearest nodes in reach; -1 if none */
 static s32
 pick_idle_cpu(const struct task_struct *p, u32 home, bool *away)
@@ -146,11 +168,22 @@ s32			BPF_STRUCT_OPS(ns_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 	bool		away;
 	s32			cpu;
 
-	if (node_of_cpu(prev_cpu) == home && scx_bpf_test_and_clear_cpu_idle(prev_cpu))
+	if (node_of_cpu(prev_cpu) == home)
 	{
-		count(STAT_PREV_IDLE);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
-		return prev_cpu;
+		if (scx_bpf_test_and_clear_cpu_idle(prev_cpu))
+		{
+			count(STAT_PREV_IDLE);
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+			return prev_cpu;
+		}
+		/* its caches: where numasched's groups follow them, its home group */
+		cpu = idle_cpu_sharing_cache(p, prev_cpu);
+		if (cpu >= 0)
+		{
+			count(STAT_CACHE_IDLE);
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+			return cpu;
+		}
 	}
 	cpu = pick_idle_cpu(p, home, &away);
 	if (cpu < 0)

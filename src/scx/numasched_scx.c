@@ -3,16 +3,19 @@
  *
  *     numasched-scx [--max-steal-distance N] [--slice-ms N]
  *                   [--background-wait-ms N] [--stats SECONDS]
+ *     numasched-scx --topology [--sysfs DIR] [--max-steal-distance N]
  *
  * Run as root (CAP_SYS_ADMIN and CAP_BPF), normally by its systemd unit.  It
- * fills the scheduler's topology (each CPU's node, each node's nearer nodes
- * in SLIT order within --max-steal-distance) from sysfs, loads it, and waits.
+ * fills the scheduler's topology (each CPU's node and last-level cache, each
+ * node's nearer nodes in SLIT order within --max-steal-distance) from sysfs,
+ * loads it, and waits.
  * The scheduler is attached through a BPF link that only this process holds:
  * when it exits, however it exits (SIGTERM, SIGKILL, a crash), the kernel
  * unloads the scheduler and every task returns to the kernel's own
  * scheduler at once.  The kernel unloads it too on an error of the
  * scheduler's or a task left runnable too long (its watchdog); this process
- * then says why and exits 1.
+ * then says why and exits 1.  --topology prints the topology it would give
+ * the scheduler, from /sys or another tree, and loads nothing.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +32,7 @@
 
 /* the scheduler's own names for the types of its variables, in the skeleton */
 typedef __u8 u8;
+typedef __u16 u16;
 typedef __u32 u32;
 typedef __u64 u64;
 typedef __s64 s64;
@@ -45,7 +49,7 @@ typedef __s64 s64;
 #define SCX_MAX_NODES 64
 
 static const char *const stat_names[] = {
-	"woke on its idle previous CPU", "woke on an idle CPU at home",
+	"woke on its idle previous CPU", "woke on an idle CPU sharing its cache", "woke on an idle CPU at home",
 	"woke on an idle CPU of another node", "queued",
 	"served from its own node's queue", "served from a nearer node's queue",
 	"background served when idle", "background served after its wait bound",
@@ -64,7 +68,8 @@ static void
 usage(FILE *out)
 {
 	fprintf(out, "usage: numasched-scx [--max-steal-distance N] [--slice-ms N] "
-			"[--background-wait-ms N] [--stats SECONDS]\n");
+			"[--background-wait-ms N] [--stats SECONDS]\n"
+			"       numasched-scx --topology [--sysfs DIR] [--max-steal-distance N]\n");
 }
 
 static long
@@ -87,6 +92,8 @@ number_arg(const char *name, const char *text, long min, long max)
 /*
  * Each CPU's node and each node's nearer nodes, by the kernel's node ids:
  * those the scheduler's queues and the kernel's per-node idle masks use.
+ * And the CPUs of a node that share a last-level cache, as a round: each
+ * CPU names the next one (itself where sysfs names no cache).
  */
 static void
 fill_topology(struct numasched_scx_bpf *skel, const ns_topology *topo, int max_distance)
@@ -94,6 +101,8 @@ fill_topology(struct numasched_scx_bpf *skel, const ns_topology *topo, int max_d
 	struct numasched_scx_bpf__rodata *ro = skel->rodata;
 	int			max_cpu = -1;
 
+	for (int cpu = 0; cpu < SCX_MAX_CPUS; cpu++)
+		ro->cache_next[cpu] = cpu;
 	for (int i = 0; i < topo->nnodes; i++)
 	{
 		const ns_node *from = &topo->nodes[i];
@@ -105,9 +114,25 @@ fill_topology(struct numasched_scx_bpf *skel, const ns_topology *topo, int max_d
 		ro->node_has_cpus[from->id] = from->ncpus > 0;
 		NS_CPUSET_FOREACH(cpu, &from->cpus)
 		{
+			int			first = -1;
+			int			next = -1;
+			int			other;
+
 			ro->cpu_node[cpu] = from->id;
 			if (cpu > max_cpu)
 				max_cpu = cpu;
+			if (topo->llc_leader[cpu] < 0)
+				continue;
+			NS_CPUSET_FOREACH(other, &from->cpus)
+			{
+				if (topo->llc_leader[other] != topo->llc_leader[cpu])
+					continue;
+				if (first < 0)
+					first = other;
+				if (other > cpu && next < 0)
+					next = other;
+			}
+			ro->cache_next[cpu] = next >= 0 ? next : first;
 		}
 		/* nearest first; ties by node id */
 		for (int d = NS_LOCAL_DISTANCE + 1; d <= 255; d++)
@@ -118,6 +143,47 @@ fill_topology(struct numasched_scx_bpf *skel, const ns_topology *topo, int max_d
 		ro->steal_count[from->id] = count;
 	}
 	ro->nr_cpus = max_cpu + 1;
+}
+
+/* What fill_topology gave the scheduler: per node, its CPUs, the nodes it takes work from, its caches */
+static void
+print_topology(const struct numasched_scx_bpf__rodata *ro, const ns_topology *topo)
+{
+	char		list[4096];
+
+	for (int i = 0; i < topo->nnodes; i++)
+	{
+		const ns_node *node = &topo->nodes[i];
+		ns_cpuset	seen;
+		int			cpu;
+
+		if (node->ncpus == 0)
+			continue;
+		ns_cpuset_format(&node->cpus, list, sizeof(list));
+		printf("node %d: CPUs %s; then nodes", node->id, list);
+		for (int k = 0; k < ro->steal_count[node->id]; k++)
+			printf("%s%d", k ? "," : " ", ro->steal_order[node->id][k]);
+		printf("%s; caches", ro->steal_count[node->id] ? "" : " none");
+		ns_cpuset_zero(&seen);
+		NS_CPUSET_FOREACH(cpu, &node->cpus)
+		{
+			ns_cpuset	round;
+			int			member = cpu;
+
+			if (ns_cpuset_test(&seen, cpu))
+				continue;
+			ns_cpuset_zero(&round);
+			do
+			{
+				ns_cpuset_set(&round, member);
+				member = ro->cache_next[member];
+			} while (!ns_cpuset_test(&round, member));
+			ns_cpuset_or(&seen, &seen, &round);
+			ns_cpuset_format(&round, list, sizeof(list));
+			printf(" %s", list);
+		}
+		printf("\n");
+	}
 }
 
 static void
@@ -138,6 +204,8 @@ main(int argc, char **argv)
 		{"slice-ms", required_argument, NULL, 's'},
 		{"background-wait-ms", required_argument, NULL, 'b'},
 		{"stats", required_argument, NULL, 'S'},
+		{"topology", no_argument, NULL, 't'},
+		{"sysfs", required_argument, NULL, 'y'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -145,6 +213,8 @@ main(int argc, char **argv)
 	long		slice_ms = 5;
 	long		background_wait_ms = 100;
 	long		stats_seconds = 0;
+	bool		topology_only = false;
+	const char *sysfs = "/sys";
 	char		err[NS_ERRLEN];
 	ns_topology *topo;
 	struct numasched_scx_bpf *skel;
@@ -169,6 +239,12 @@ main(int argc, char **argv)
 			case 'S':
 				stats_seconds = number_arg("--stats", optarg, 0, 86400);
 				break;
+			case 't':
+				topology_only = true;
+				break;
+			case 'y':
+				sysfs = optarg;
+				break;
 			case 'h':
 				usage(stdout);
 				return 0;
@@ -183,12 +259,17 @@ main(int argc, char **argv)
 		return 2;
 	}
 
-	if (access("/sys/kernel/sched_ext/state", R_OK) != 0)
+	if (!topology_only && strcmp(sysfs, "/sys") != 0)
+	{
+		fprintf(stderr, "numasched-scx: --sysfs goes with --topology: the scheduler loads for this machine's /sys\n");
+		return 2;
+	}
+	if (!topology_only && access("/sys/kernel/sched_ext/state", R_OK) != 0)
 	{
 		fprintf(stderr, "numasched-scx: this kernel has no sched_ext (no /sys/kernel/sched_ext/state): it needs Linux 6.15 or later built with CONFIG_SCHED_CLASS_EXT\n");
 		return 1;
 	}
-	topo = ns_topology_load("/sys", NULL, err, sizeof(err));
+	topo = ns_topology_load(sysfs, NULL, err, sizeof(err));
 	if (!topo)
 	{
 		fprintf(stderr, "numasched-scx: %s\n", err);
@@ -216,6 +297,11 @@ main(int argc, char **argv)
 		return 1;
 	}
 	fill_topology(skel, topo, (int) max_distance);
+	if (topology_only)
+	{
+		print_topology(skel->rodata, topo);
+		return 0;
+	}
 	skel->rodata->slice_ns = slice_ms * 1000000ULL;
 	skel->rodata->background_wait_ns = background_wait_ms * 1000000ULL;
 	/* init creates the queues: scx_bpf_create_dsq may sleep */

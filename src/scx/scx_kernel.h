@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 
 typedef __u8 u8;
+typedef __u16 u16;
 typedef __u32 u32;
 typedef __s32 s32;
 typedef __u64 u64;
@@ -111,6 +112,7 @@ bool scx_bpf_dsq_move_to_local(u64 dsq_id) __ksym;
 s32 scx_bpf_dsq_nr_queued(u64 dsq_id) __ksym;
 s32 scx_bpf_pick_idle_cpu_node(const struct cpumask *cpus_allowed, s32 node, u64 flags) __ksym;
 bool scx_bpf_test_and_clear_cpu_idle(s32 cpu) __ksym;
+bool bpf_cpumask_test_cpu(u32 cpu, const struct cpumask *cpumask) __ksym;
 void scx_bpf_kick_cpu(s32 cpu, u64 flags) __ksym;
 s32 scx_bpf_task_cpu(const struct task_struct *p) __ksym;
 
