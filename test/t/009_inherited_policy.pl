@@ -33,15 +33,8 @@ huge_pages = off
 	$node->start;
 }
 
-# the policy a process holds, as numa_maps prints it for its heap; and the
-# segment's line (the mapping of /dev/zero or SYSV that holds shared memory)
-sub heap_policy
-{
-	open(my $fh, '<', "/proc/$_[0]/numa_maps") or return '';
-	my ($line) = grep { /\bheap\b/ } <$fh>;
-	return ($line // '') =~ /^\S+ (\S+)/ ? $1 : '';
-}
-
+# the policy the segment's line holds (the mapping of /dev/zero or SYSV that
+# holds shared memory), as numa_maps prints it
 sub segment_policy
 {
 	open(my $fh, '<', "/proc/$_[0]/numa_maps") or return '';

@@ -10,7 +10,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 
-our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages last_cpu stat_field need_cpus
+our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages heap_policy last_cpu stat_field need_cpus
   node_cpus sched_policy runnable
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
   background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand);
@@ -86,6 +86,15 @@ sub private_pages
 		$pages{$1} += $2 * $kb / 4 while $line =~ /\bN(\d+)=(\d+)/g;
 	}
 	return %pages;
+}
+
+# A process's memory policy as numa_maps shows it on its heap's line
+# ("prefer:1", "bind:0", "default"...), or '' if it is gone.
+sub heap_policy
+{
+	open(my $fh, '<', "/proc/$_[0]/numa_maps") or return '';
+	my ($line) = grep { /\bheap\b/ } <$fh>;
+	return ($line // '') =~ /^\S+ (\S+)/ ? $1 : '';
 }
 
 # Field $n (counted from 1, as proc(5) does) of /proc/PID/stat, or undef.

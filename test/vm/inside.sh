@@ -122,13 +122,16 @@ if wanted locality; then
 fi
 # the companion measured (scx-bench, as root: it loads numasched-scx):
 # bursty and two-roles, the kernel alone, numasched on masks and numasched
-# with the companion, interleaved; VM_BENCH_ARGS adds numabench options
+# with the companion, interleaved; VM_BENCH_ARGS adds numabench options (a
+# later --runs or --duration wins) and SCX_WORKLOADS picks the workloads (a
+# regex of bursty, two-roles)
 if measured scx-bench; then
 	bg=numasched,role.analytics.numasched.cpu_priority=background
 	for workload in "bursty --utilisation 60 --burst-ms 20 --clients 8 --config baseline --config numasched
 			--config scx=numasched,bench.companion=on" \
 		"two-roles --rate 20 --clients 2 --analytic-clients 1 --scale 2 --config baseline --config bg=$bg
 			--config bg-scx=$bg,bench.companion=on"; do
+		[[ ${workload%% *} =~ ${SCX_WORKLOADS:-.} ]] || continue
 		# shellcheck disable=SC2086
 		PATH=/usr/sbin:/usr/bin:/sbin:/bin python3 "$top/bench/numabench" run --pg-config "$pg_config" --workload $workload \
 			--runs 6 --duration 10 --warmup 3 --out "$work/bench" ${VM_BENCH_ARGS:-} || status=1

@@ -87,7 +87,7 @@ results=$(mktemp -d /tmp/numasched-vm-XXXXXX)
 chmod 777 "$results"
 # what the guest should run: VM_ONLY (a regex of test names: multinode,
 # locality) and the locality probe's LOCALITY_* settings
-for v in VM_ONLY VM_PG_CONFIG VM_BENCH_ARGS LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL \
+for v in VM_ONLY VM_PG_CONFIG VM_BENCH_ARGS SCX_WORKLOADS LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL \
 	CONNECTION_PAIRS CONNECTION_SECONDS CONNECTION_NODES; do
 	[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}" >> "$results/env"
 done
@@ -112,11 +112,16 @@ cat "$results/output" 2>/dev/null || tail -n 50 "$results/console"
 # the guest writes its status to the results share; isa-debug-exit makes
 # qemu exit with (status << 1) | 1, which must agree
 status=$(cat "$results/status" 2>/dev/null || true)
-rm -rf "$results"
 if [ -z "$status" ]; then
+	# the guest stopped before its init could report (a panic reboots it, and
+	# -no-reboot ends qemu with 0): its console says why
+	echo "run.sh: the guest's console, its last 60 lines:"
+	tail -n 60 "$results/console"
+	rm -rf "$results"
 	echo "run.sh: the $nodes-node guest reported no status (qemu exited with $qemu_status)"
 	exit 1
 fi
+rm -rf "$results"
 if [ $(((status << 1) | 1)) != "$qemu_status" ]; then
 	echo "run.sh: qemu exited with $qemu_status, but the guest reported status $status"
 	exit 1

@@ -101,14 +101,6 @@ sub settle
 	$_->query_safe('SELECT 1') for @_;
 }
 
-# the task's memory policy, as numa_maps prints it for the heap
-sub memory_policy
-{
-	open(my $fh, '<', "/proc/$_[0]/numa_maps") or return '';
-	my ($line) = grep { /\bheap\b/ } <$fh>;
-	return ($line // '') =~ /^\S+ (\S+)/ ? $1 : '';
-}
-
 # lending (050_lending.pl) off: these checks pin down placement, moves and
 # memory, which a lent burst would blur
 my $node = numasched_cluster('multinode', qq{
@@ -160,7 +152,7 @@ my @on = map { node_of_pid($_) } @pids;
 is(join(' ', sort @on), join(' ', sort @nodes), "$N backends land one per node (@on)");
 for my $i (0 .. $#pids)
 {
-	is(memory_policy($pids[$i]), 'default', "backend $pids[$i] keeps the kernel's default policy (local allocation)");
+	is(heap_policy($pids[$i]), 'default', "backend $pids[$i] keeps the kernel's default policy (local allocation)");
 	my ($share, $where) = private_on($pids[$i], $on[$i]);
 	cmp_ok($share, '>=', 99, "backend $pids[$i]: its private pages are on its node $on[$i] ($where)");
 }
@@ -178,7 +170,7 @@ for my $policy ('preferred', 'bind')
 		my $pid = $session->query_safe('SELECT pg_backend_pid()');
 		my $n = node_of_pid($pid);
 		my ($share, $where) = private_on($pid, $n);
-		like(memory_policy($pid), $policy eq 'bind' ? qr/^bind:$n$/ : qr/^prefer:$n$/,
+		like(heap_policy($pid), $policy eq 'bind' ? qr/^bind:$n$/ : qr/^prefer:$n$/,
 			"memory_policy = $policy: the kernel holds that policy for node $n");
 		cmp_ok($share, '>=', 99, "memory_policy = $policy: private pages on node $n ($where)");
 	}
@@ -364,7 +356,7 @@ ALTER DATABASE shop SET numasched.nodes = '$first';
 		my @landed = map { node_of_pid($_) } @p;
 		is(join(' ', @landed), join(' ', ($want) x $N),
 			"$label on node $want: all $N of its sessions run there (@landed)");
-		is(join(' ', map { memory_policy($_) } @p), join(' ', ("prefer:$want") x $N),
+		is(join(' ', map { heap_policy($_) } @p), join(' ', ("prefer:$want") x $N),
 			"$label on node $want: numa_maps shows prefer:$want for each");
 		for my $pid (@p)
 		{

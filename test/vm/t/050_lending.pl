@@ -124,10 +124,7 @@ my $total = sum(values %pages) || 1;
 my $share = 100 * ($pages{$home} // 0) / $total;
 cmp_ok($share, '>=', 99, sprintf('the visitor\'s private pages stay on node %d (%s)', $home,
 	join(' ', map { "N$_=$pages{$_}" } sort keys %pages)));
-open(my $maps, '<', "/proc/$visitor/numa_maps") or die;
-my ($heap) = grep { /\bheap\b/ } <$maps>;
-like($heap // '', qr/^\S+ prefer:$home /, "its memory policy names its home node, wherever it runs (prefer:$home: "
-	  . (($heap // '') =~ /^\S+ (\S+)/)[0] . ')');
+is(heap_policy($visitor), "prefer:$home", 'its memory policy names its home node, wherever it runs');
 is($node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats'), $migrated,
 	'and nothing was migrated for the visit');
 

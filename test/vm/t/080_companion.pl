@@ -49,6 +49,14 @@ sub sched_ext_ops
 	return $ops;
 }
 
+# the CPU groups of node $n in $cluster, as numasched.cpu_groups names them
+sub groups_of_node
+{
+	my ($cluster, $n) = @_;
+	return $cluster->safe_psql('postgres',
+		"SELECT string_agg(cpu_group::text, ',' ORDER BY cpu_group) FROM numasched_groups WHERE node = $n");
+}
+
 my $node = numasched_cluster('companion', qq{
 numasched.rebalance_interval = 0
 numasched.log_placements = on
@@ -125,12 +133,45 @@ cmp_ok($used{$late_pid}, '<', 0.25 * $normal,
 cmp_ok($used{$late_pid}, '>', 0, 'but it progresses');
 $_->quit for @busy, $late;
 
+# --- a parallel worker: SCHED_EXT with its whole reach, and its leader's
+# node in its memory policy (the companion's hint for where it belongs); the
+# leader's class has the groups of the other node and may spill anywhere
+my ($away) = grep { $_ != $home && $cpus_of_node{$_} ne '' } @nodes;
+my $away_groups = groups_of_node($node, $away);
+my $leader = $node->background_psql('postgres');
+my $leader_pid = $leader->query_safe('SELECT pg_backend_pid()');
+$leader->query_safe($_) for ("SET numasched.cpu_groups = '$away_groups'",
+	'SET parallel_setup_cost = 0', 'SET parallel_tuple_cost = 0', 'SET min_parallel_table_scan_size = 0',
+	'SET max_parallel_workers_per_gather = 1',
+	'CREATE TABLE IF NOT EXISTS slow_rows AS SELECT g FROM generate_series(1, 5000) g');
+$leader->query_until(qr/started/, "\\echo started\nSELECT count(*) FROM slow_rows WHERE pg_sleep(0.002) IS NOT NULL;\n");
+# it places itself at its executor start, and numasched_processes lists it then
+my $worker_pid = '';
+wait_until(sub {
+	$worker_pid = $node->safe_psql('postgres',
+		"SELECT pid FROM numasched_processes WHERE backend_type = 'parallel worker' AND leader_pid = $leader_pid LIMIT 1");
+	$worker_pid ne ''
+}, 10);
+ok($worker_pid, "the leader's parallel worker started ($worker_pid)");
+is(sched_policy($worker_pid), 7, 'the parallel worker is SCHED_EXT');
+is(kernel_cpus($worker_pid), $all_cpus, 'with its whole reach');
+is(heap_policy($leader_pid), "prefer:$away", "its leader's memory prefers node $away");
+is(heap_policy($worker_pid), "prefer:$away", "and so does the worker's: its leader's node is its home");
+$leader->query_safe('SELECT 1');
+# a class of that node alone confines it under the companion too: its reach is the node
+$leader->query_safe("SET numasched.nodes = '$away'");
+is(kernel_cpus($leader_pid), $cpus_of_node{$away},
+	"SET numasched.nodes = '$away' while in its group: the leader's reach is that node's CPUs ($cpus_of_node{$away})");
+$leader->quit;
+
 # --- a burst: one busy backend more than node $home has CPUs --------------------
 my @sessions = map { $node->background_psql('postgres') } 0 .. $width;
 my @pids = map { $_->query_safe('SELECT pg_backend_pid()') } @sessions;
-# home on node $home (a class of that node, spilling to the nearest); a
-# statement once they have lived a second brings their memory home
-$_->query_safe("SET numasched.nodes = '$home'") for @sessions;
+# moved home to node $home (the administrator's override: a class would
+# spill the one too many, or keep all from the other node); a statement
+# once they have lived a second brings their memory home
+my ($home_group) = split /,/, groups_of_node($node, $home);
+$_->query_safe("SELECT numasched_move(pg_backend_pid(), $home, $home_group)") for @sessions;
 sleep 2;
 $_->query_safe('SELECT 1') for @sessions;
 is($node->safe_psql('postgres',
@@ -163,9 +204,7 @@ if (defined $visitor)
 	my $total = sum(values %pages) || 1;
 	cmp_ok(100 * ($pages{$home} // 0) / $total, '>=', 99, sprintf("its private pages stay on node %d (%s)",
 		$home, join(' ', map { "N$_=$pages{$_}" } sort keys %pages)));
-	open(my $maps, '<', "/proc/$visitor/numa_maps") or die;
-	my ($heap) = grep { /\bheap\b/ } <$maps>;
-	like($heap // '', qr/^\S+ prefer:$home /, "its memory policy names its home node (what the companion reads)");
+	is(heap_policy($visitor), "prefer:$home", 'its memory policy names its home node (what the companion reads)');
 }
 
 # --- the loader killed mid-burst: nothing lost, back to masks -------------------
