@@ -218,7 +218,7 @@ if [ "$(id -u)" = 0 ]; then
 	step "PostgreSQL 19: its own NUMA views against numasched's in a qemu VM with 4 NUMA nodes" \
 		env VM_ONLY=pgnuma VM_PG_CONFIG="$(bash test/pg_major.sh 19)" bash test/vm/run.sh 4
 	step "PostgreSQL 15: the sched_ext companion (numasched-scx) in a qemu VM with 2 NUMA nodes booting Debian sid's kernel" \
-		env VM_KERNEL=sid VM_ONLY=companion bash test/vm/run.sh 2
+		env VM_KERNEL=sid VM_TCG_THREAD=single VM_ONLY=companion bash test/vm/run.sh 2
 else
 	echo "== multi-node VM checks skipped: they need root (9p root share)"
 fi

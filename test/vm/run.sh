@@ -14,6 +14,11 @@
 # when named;
 # VM_KERNEL=sid boots Debian sid's kernel (sched_ext) instead of Debian 12's;
 # VM_CPUS=2 gives the 2-node VM one CPU per node;
+# VM_TCG_THREAD=single emulates every vCPU in one host thread: slower, but
+# the kernel's int3 text patching (static keys, flipped as a sched_ext
+# scheduler loads and unloads) then never races the other vCPUs, as under
+# multi-threaded TCG it does (an "Oops: int3" in __schedule or try_to_wake_up
+# within tens of loads; none in 150 single-threaded);
 # VM_PG_CONFIG the PostgreSQL they run against (default: pg_config on PATH,
 # the system's 15; test/pg_major.sh prepares 17, 18 and 19).
 #
@@ -92,7 +97,7 @@ for v in VM_ONLY VM_PG_CONFIG VM_BENCH_ARGS SCX_WORKLOADS LOCALITY_RUNS LOCALITY
 	[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}" >> "$results/env"
 done
 set +e
-timeout "$timeout_s" qemu-system-x86_64 -machine pc,accel=tcg -cpu max \
+timeout "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg,thread="${VM_TCG_THREAD:-multi}" -cpu max \
 	-smp "${VM_CPUS:-4}",sockets="$sockets",cores=$((${VM_CPUS:-4} / sockets)),threads=1 -m $((node_mb * nodes))M \
 	"${memory[@]}" "${numa[@]}" \
 	-nographic -no-reboot -serial mon:stdio \
