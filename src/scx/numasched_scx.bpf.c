@@ -12,7 +12,8 @@
  * A task waking up runs on its previous CPU if idle and at home, else on an
  * idle CPU sharing that CPU's last-level cache, else on an idle CPU of its
  * home node, else on an idle CPU of the nearest node within reach (SLIT
- * order, max_steal_distance): no CPU in reach stays idle while it waits.  Its memory policy keeps its allocations home while it is away.
+ * order, max_steal_distance): no CPU in reach stays idle while it waits.
+ * Its memory policy keeps its allocations home while it is away.
  * Otherwise it waits in its home node's queue, which every CPU serves: its
  * own node's first, then the nearest nodes' in SLIT order.
  *
@@ -123,7 +124,7 @@ is_background(const struct task_struct *p)
 	return BPF_CORE_READ(p, scx.weight) <= BACKGROUND_WEIGHT;
 }
 
-/* An idle CPU of p's sharing prev's last-level cache, after prev in the cache's round; -1 if none */
+/* An idle CPU p may use that shares prev's last-level cache, the next after prev in the cache's round; -1 if none */
 static s32
 idle_cpu_sharing_cache(const struct task_struct *p, s32 prev)
 {
