@@ -38,7 +38,8 @@ static bool applied_background = false;	/* and whether it ran at background prio
 static bool applied_companion = false;	/* and under the sched_ext companion */
 static int	kernel_memory_policy = NS_MEMORY_NONE;	/* NONE: as inherited */
 static int	settled_node = -1;	/* the node its memory was last brought to */
-static bool inherited_pages_copied = false;
+/* the node its inherited pages were last copied to: a move makes those still shared remote again */
+static int	inherited_copied_node = -1;
 
 static const char *refused_call_names(void);
 
@@ -214,7 +215,7 @@ settle_memory(int node_index, bool copy)
 	if (numasched_memory_policy == NS_MEMORY_NONE || !ns_node_memory_usable(node) ||
 		!numasched_memory_call_usable(NS_CALL_MOVE_PAGES))
 		return;
-	copy = copy && numasched_copy_inherited_pages && !inherited_pages_copied;
+	copy = copy && numasched_copy_inherited_pages && inherited_copied_node != node_index;
 	INSTR_TIME_SET_CURRENT(start);
 	if (!ns_settle_private_memory(0, node->id, copy, &result, err, sizeof(err)))
 	{
@@ -223,7 +224,8 @@ settle_memory(int node_index, bool copy)
 										(int) MyProcPid, node->id), err);
 		return;
 	}
-	inherited_pages_copied |= copy;
+	if (copy)
+		inherited_copied_node = node_index;
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 	numasched_count(STAT_PAGES_MIGRATED, result.moved);
