@@ -9,8 +9,8 @@
  * leaving SCHED_IDLE needs what raising a priority needs (ns_priority.h).
  * The companion reads what numasched sets anyway: the home node from the
  * memory policy, background work from the process's own nice value
- * (NS_BACKGROUND_NICE),
- * which no process may lower back to 0 without RLIMIT_NICE or CAP_SYS_NICE.
+ * (NS_BACKGROUND_NICE), which no process may lower back to 0 without
+ * RLIMIT_NICE or CAP_SYS_NICE.
  */
 #ifndef NS_COMPANION_H
 #define NS_COMPANION_H

@@ -23,8 +23,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* the nice value of background priority: an autogroup's, or under the
- * sched_ext companion the process's own (ns_companion.h) */
+/*
+ * The nice value of background priority: an autogroup's, or under the
+ * sched_ext companion the process's own (ns_companion.h).
+ */
 #define NS_BACKGROUND_NICE 19
 
 /* Gives process "pid" (0: the caller) background priority, or normal back. */
