@@ -11,6 +11,7 @@ from ._system import Machine, cmd_reset, cmd_show, cmd_tune, tuned_warning
 from ._workloads import WORKLOADS
 from ._runner import Interrupted, cmd_run, parse_clients
 from ._compare import cmd_compare
+from ._merge import cmd_merge
 from ._demo import cmd_demo
 
 
@@ -22,7 +23,7 @@ class Parser(argparse.ArgumentParser):
 def build_parser():
     p = Parser(prog="numabench", description=USAGE.split("\n\n")[0],
                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", metavar="{show,tune,reset,run,compare,demo}")
+    sub = p.add_subparsers(dest="command", metavar="{show,tune,reset,run,compare,merge,demo}")
     sub.required = True
     for name, text in (("show", "what keeps this machine from stable measurements"),
                        ("tune", "boost off, performance governor and preference, min = max frequency, "
@@ -38,6 +39,9 @@ def build_parser():
     r.add_argument("--clients", default="2", help="client counts, e.g. 1,2,4")
     r.add_argument("--duration", type=int, default=10, help="seconds per run")
     r.add_argument("--runs", type=int, default=10, help="runs per configuration")
+    r.add_argument("--first-round", type=int, default=1, metavar="N",
+                   help="number the rounds from N (their seeds and A/B order too): a later sitting of a "
+                        "series, to join with numabench merge")
     r.add_argument("--scale", type=int, default=10, help="pgbench scale; analytic: 300k lineitem rows per unit")
     r.add_argument("--trim", action="store_true", help="trim outliers (1%% rule), keeping them marked")
     r.add_argument("--warmup", type=int, default=5,
@@ -75,6 +79,9 @@ def build_parser():
     c.add_argument("files", nargs="+", metavar="RESULT.json")
     c.add_argument("--old", help="configuration on the old side")
     c.add_argument("--new", help="configuration on the new side")
+    m = sub.add_parser("merge", help="join sittings of one series (run --first-round) into one result")
+    m.add_argument("files", nargs="+", metavar="RESULT.json")
+    m.add_argument("--out", required=True, help="result directory for the joined series")
     d = sub.add_parser("demo", help="build, install, and A/B baseline vs numasched (about 5 minutes)")
     d.add_argument("--pg-config", metavar="PATH", default="pg_config",
                    help="the PostgreSQL to build for and benchmark (default: the first pg_config on PATH)")
@@ -85,8 +92,8 @@ def main(argv):
     try:
         args = build_parser().parse_args(argv)
         if args.command == "run":
-            if args.runs < 1 or args.duration < 1 or args.scale < 1:
-                raise UsageError("--runs, --duration and --scale must be at least 1")
+            if args.runs < 1 or args.duration < 1 or args.scale < 1 or args.first_round < 1:
+                raise UsageError("--runs, --duration, --scale and --first-round must be at least 1")
             if args.warmup < 0:
                 raise UsageError("--warmup must be 0 or more seconds")
             if args.rate < 0 or args.analytic_clients < 1:
@@ -108,7 +115,7 @@ def main(argv):
         if args.command == "compare" and len(args.files) > 2:
             raise UsageError("compare takes one or two result files")
         return {"show": cmd_show, "tune": cmd_tune, "reset": cmd_reset, "run": cmd_run,
-                "compare": cmd_compare, "demo": cmd_demo}[args.command](args)
+                "compare": cmd_compare, "merge": cmd_merge, "demo": cmd_demo}[args.command](args)
     except UsageError as e:
         print("numabench: %s" % e, file=sys.stderr)
         return 2

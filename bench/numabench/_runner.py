@@ -23,7 +23,7 @@ from ._workloads import TWO_ROLES, bursty_rate, load_data, size_bursts, stage_wo
 from ._config import parse_config, system_overview
 from ._evidence import (CpuSampler, allowed, node_cpus, numasched_counters, numastat_delta,
     parse_cpu_list, read_numastat, sample_server)
-from ._summary import paired, summarise
+from ._summary import paired_all, summarise
 from ._output import write_outputs
 
 
@@ -220,7 +220,7 @@ def cmd_run(args):
                     one_run(c, args, max(clients), workdir, "%s-warmup" % c.name, duration=args.warmup)
         doc = {
             "numabench": 1, "complete": False, "workload": args.workload, "scale": args.scale,
-            "duration_s": args.duration, "runs": args.runs, "clients": clients, "trim": args.trim,
+            "duration_s": args.duration, "runs": args.runs, "first_round": args.first_round, "clients": clients, "trim": args.trim,
             "trim_tolerance": TRIM_TOLERANCE if args.trim else None, "warmup_s": args.warmup,
             "pgbench_args": args.pgbench_args,
             "rate": args.rate if args.workload == "two-roles" else None,
@@ -234,7 +234,9 @@ def cmd_run(args):
             "configurations": [{"name": n, "settings": s} for n, s in configs],
             "results": results, "paired": [],
         }
-        for i in range(args.runs):
+        # rounds numbered from --first-round: a later sitting continues a series
+        # (the same seeds and order a longer run would have had)
+        for i in range(args.first_round - 1, args.first_round - 1 + args.runs):
             for n in clients:
                 # A B, then B A: a drift within a round hits both sides alike
                 for c in (clusters if i % 2 == 0 else clusters[::-1]):
@@ -243,7 +245,7 @@ def cmd_run(args):
                     r["run"] = i + 1
                     next(x for x in results if x["configuration"] == c.name and x["clients"] == n)["runs"].append(r)
                     log("run %d/%d, %d clients, %-10s tps %10.1f  latency %.3f ms" % (
-                        i + 1, args.runs, n, c.name, r["tps"], r["latency_avg_ms"]))
+                        i + 1, args.first_round - 1 + args.runs, n, c.name, r["tps"], r["latency_avg_ms"]))
                     # what ran is kept if the comparison is interrupted
                     for x in results:
                         if x["runs"]:
@@ -252,12 +254,7 @@ def cmd_run(args):
                         json.dump(doc, f, indent=1)
         for x in results:
             x["summary"] = summarise(x["runs"], args.trim)
-        metrics = {"two-roles": ("p99_ms", "analytic_tps") if args.rate > 0 else ("tps", "p99_ms", "analytic_tps"),
-                   "bursty": ("p99_ms", "p50_ms", "tps")}.get(args.workload, ("tps",))
-        pairs = [paired(results, names[0], other, n, m) for n in clients for other in names[1:]
-                 for m in metrics] if args.runs >= 2 and len(names) >= 2 else []
-        pairs = [p for p in pairs if p is not None]
-        doc["paired"] = pairs
+        doc["paired"] = paired_all(doc)
         doc["complete"] = True
     finally:
         for c in clusters:

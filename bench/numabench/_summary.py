@@ -104,3 +104,16 @@ def paired(results, first, second, clients, metric="tps"):
     _, _, p = welch([r[metric] for r in a["runs"]], [r[metric] for r in b["runs"]])
     return {"clients": clients, "a": first, "b": second, "metric": metric, "ratios": ratios,
             "median_ratio": statistics.median(ratios), "ci95": [lo, hi], "welch_p": p}
+
+
+def paired_all(doc):
+    """Every configuration against the first, on the workload's metrics."""
+    metrics = {"two-roles": ("p99_ms", "analytic_tps") if doc.get("rate") else ("tps", "p99_ms", "analytic_tps"),
+               "bursty": ("p99_ms", "p50_ms", "tps")}.get(doc["workload"], ("tps",))
+    names = [c["name"] for c in doc["configurations"]]
+    rounds = min(len(x["runs"]) for x in doc["results"])
+    if rounds < 2 or len(names) < 2:
+        return []
+    pairs = [paired(doc["results"], names[0], other, n, m) for n in doc["clients"] for other in names[1:]
+             for m in metrics]
+    return [p for p in pairs if p is not None]

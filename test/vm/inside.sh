@@ -124,7 +124,8 @@ fi
 # bursty and two-roles, the kernel alone, numasched on masks and numasched
 # with the companion, interleaved; VM_BENCH_ARGS adds numabench options (a
 # later --runs or --duration wins) and SCX_WORKLOADS picks the workloads (a
-# regex of bursty, two-roles)
+# regex of bursty, two-roles); the results go to the share, where run.sh keeps
+# them with VM_BENCH_OUT
 if measured scx-bench; then
 	bg=numasched,role.analytics.numasched.cpu_priority=background
 	for workload in "bursty --utilisation 60 --burst-ms 20 --clients 8 --config baseline --config numasched
@@ -134,7 +135,7 @@ if measured scx-bench; then
 		[[ ${workload%% *} =~ ${SCX_WORKLOADS:-.} ]] || continue
 		# shellcheck disable=SC2086
 		PATH=/usr/sbin:/usr/bin:/sbin:/bin python3 "$top/bench/numabench" run --pg-config "$pg_config" --workload $workload \
-			--runs 6 --duration 10 --warmup 3 --out "$work/bench" ${VM_BENCH_ARGS:-} || status=1
+			--runs 6 --duration 10 --warmup 3 --out "/vmresults/bench/${workload%% *}" ${VM_BENCH_ARGS:-} || status=1
 	done
 fi
 # the cost of a new connection against the kernel alone (CONNECTION_PAIRS,

@@ -19,6 +19,8 @@
 # scheduler loads and unloads) then never races the other vCPUs, as under
 # multi-threaded TCG it does (an "Oops: int3" in __schedule or try_to_wake_up
 # within tens of loads; none in 150 single-threaded);
+# VM_BENCH_OUT=DIR keeps the measurements' numabench results (results.json
+# per workload; what ran before the guest died too, for numabench merge);
 # VM_PG_CONFIG the PostgreSQL they run against (default: pg_config on PATH,
 # the system's 15; test/pg_major.sh prepares 17, 18 and 19).
 #
@@ -108,6 +110,11 @@ timeout "$timeout_s" qemu-system-x86_64 -machine pc -accel tcg,thread="${VM_TCG_
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 > "$results/console" 2>&1 < /dev/null
 qemu_status=$?
 set -e
+if [ -n "${VM_BENCH_OUT:-}" ] && [ -d "$results/bench" ]; then
+	mkdir -p "$VM_BENCH_OUT"
+	cp -r "$results/bench/." "$VM_BENCH_OUT/"
+	echo "run.sh: numabench results kept in $VM_BENCH_OUT"
+fi
 if [ "$qemu_status" = 124 ]; then
 	tail -n 50 "$results/console"
 	echo "run.sh: the $nodes-node guest hung (no exit within $timeout_s s)"
