@@ -12,7 +12,8 @@
  * A task waking up runs on its previous CPU if idle and at home, else on an
  * idle CPU sharing that CPU's last-level cache, else on an idle CPU of its
  * home node, else on an idle CPU of the nearest node within reach (SLIT
- * order, max_steal_distance): no CPU in reach stays idle while it waits.
+ * order; its CPU mask is numasched's reach, max_steal_distance and class):
+ * no CPU in reach stays idle while it waits.
  * Its memory policy keeps its allocations home while it is away.
  * Otherwise it waits in its home node's queue, which every CPU serves: its
  * own node's first, then the nearest nodes' in SLIT order.
