@@ -60,10 +60,20 @@ is($s->{stderr}, '', 'the session got no WARNING, settling included');
 is($out, '42', 'a new connection works');
 is($err, '', '...with no WARNING');
 
-my ($cpus, $bound) = split /\|/,
-  $node->safe_psql('postgres', "SELECT cpus, bound FROM numasched_processes WHERE pid = $pid");
+# the scheduler's passes (every 100 ms) may move the backend between a read
+# of the view and one of /proc: the view is read before and after /proc, and
+# a read that a move came between is taken again
+my ($cpus, $bound, $kernel);
+wait_until(
+	sub {
+		my $view = "SELECT cpus, bound FROM numasched_processes WHERE pid = $pid";
+		($cpus, $bound) = split /\|/, $node->safe_psql('postgres', $view);
+		$kernel = kernel_cpus($pid);
+		return $node->safe_psql('postgres', $view) eq "$cpus|$bound" && $kernel eq $cpus;
+	},
+	5);
 is($bound, 't', 'the view says the backend is bound');
-is(kernel_cpus($pid), $cpus, "the kernel holds the CPUs of its group ($cpus)");
+is($kernel, $cpus, "the kernel holds the CPUs of its group ($cpus)");
 isnt($cpus, kernel_cpus($node->{_pid}), '...which are not all the postmaster has');
 is($node->safe_psql('postgres', 'SELECT bind_failures FROM numasched_stats'), '0',
 	'no failure counted');
