@@ -5,12 +5,12 @@ use strict;
 use warnings;
 use Exporter 'import';
 use Time::HiRes qw(usleep);
-use List::Util qw(min);
+use List::Util qw(min sum);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 
-our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages heap_policy last_cpu stat_field need_cpus
+our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages private_on heap_policy last_cpu stat_field need_cpus
   node_cpus sched_policy runnable
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
   background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand);
@@ -86,6 +86,16 @@ sub private_pages
 		$pages{$1} += $2 * $kb / 4 while $line =~ /\bN(\d+)=(\d+)/g;
 	}
 	return %pages;
+}
+
+# The share in percent of a process's private pages on node $n, and where
+# they are ("N0=12 N1=3"), from numa_maps.
+sub private_on
+{
+	my ($pid, $n) = @_;
+	my %pages = private_pages($pid);
+	my $total = sum(values %pages) || 1;
+	return (100 * ($pages{$n} // 0) / $total, join(' ', map { "N$_=$pages{$_}" } sort keys %pages));
 }
 
 # A process's memory policy as numa_maps shows it on its heap's line

@@ -59,15 +59,6 @@ sub largest_private_mapping
 	return %pages;
 }
 
-# the share of a process's private pages on node $n, and where they are
-sub private_on
-{
-	my ($pid, $n) = @_;
-	my %pages = private_pages($pid);
-	my $total = sum(values %pages) || 1;
-	return (100 * ($pages{$n} // 0) / $total, join(' ', map { "N$_=$pages{$_}" } sort keys %pages));
-}
-
 # The pages of a process's private mappings (rw-p, no file: what
 # private_pages counts) that it still shares with another process, the
 # postmaster's copy-on-write pages: present in /proc/PID/pagemap (bit 63)

@@ -9,7 +9,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use List::Util qw(sum);
 use Time::HiRes qw(time usleep);
 use lib 'test/t';
 use NumaschedTest;
@@ -119,11 +118,8 @@ cmp_ok($node->safe_psql('postgres', 'SELECT lends FROM numasched_stats'), '>=', 
 
 # its memory: allocated at home, nothing migrated for the visit
 sleep 2;
-my %pages = private_pages($visitor);
-my $total = sum(values %pages) || 1;
-my $share = 100 * ($pages{$home} // 0) / $total;
-cmp_ok($share, '>=', 99, sprintf('the visitor\'s private pages stay on node %d (%s)', $home,
-	join(' ', map { "N$_=$pages{$_}" } sort keys %pages)));
+my ($share, $where) = private_on($visitor, $home);
+cmp_ok($share, '>=', 99, "the visitor's private pages stay on node $home ($where)");
 is(heap_policy($visitor), "prefer:$home", 'its memory policy names its home node, wherever it runs');
 is($node->safe_psql('postgres', 'SELECT pages_migrated FROM numasched_stats'), $migrated,
 	'and nothing was migrated for the visit');

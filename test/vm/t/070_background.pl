@@ -11,7 +11,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use List::Util qw(sum);
 use Time::HiRes qw(time usleep);
 use lib 'test/t';
 use NumaschedTest;
@@ -75,10 +74,8 @@ while (time() - $t0 < 5 && !defined $away)
 ok(defined $away, "the background session runs on another node's idle CPU while normal work fills node $home");
 note(sprintf('on node %d %.0f ms after the burst began', $other, 1000 * ($away // 0)));
 sleep 1;
-my %pages = private_pages($bg_pid);
-my $total = sum(values %pages) || 1;
-cmp_ok(100 * ($pages{$home} // 0) / $total, '>=', 99,
-	sprintf('its private pages stay on node %d (%s)', $home, join(' ', map { "N$_=$pages{$_}" } sort keys %pages)));
+my ($share, $where) = private_on($bg_pid, $home);
+cmp_ok($share, '>=', 99, "its private pages stay on node $home ($where)");
 
 # normal sessions filling the other node take its CPUs back at once: with
 # the background session as normal work beside them, they would wait about

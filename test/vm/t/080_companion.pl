@@ -178,8 +178,8 @@ $_->query_safe('SELECT 1') for @sessions;
 # visit alone decides where it is after
 sub share_home
 {
-	my %pages = private_pages($_[0]);
-	return 100 * ($pages{$home} // 0) / (sum(values %pages) || 1);
+	my ($share) = private_on($_[0], $home);
+	return $share;
 }
 # (one placed on the other node and moved after its first settle kept the
 # pages it still shared copy-on-write with the postmaster there, a third)
@@ -212,10 +212,8 @@ note(sprintf('backend %d ran off node %d %.0f ms after all were busy', $visitor 
 cmp_ok($after // 99, '<=', 0.1, 'within 100 ms');
 if (defined $visitor)
 {
-	my %pages = private_pages($visitor);
-	my $total = sum(values %pages) || 1;
-	cmp_ok(100 * ($pages{$home} // 0) / $total, '>=', 99, sprintf("its private pages stay on node %d (%s)",
-		$home, join(' ', map { "N$_=$pages{$_}" } sort keys %pages)));
+	my ($share, $where) = private_on($visitor, $home);
+	cmp_ok($share, '>=', 99, "its private pages stay on node $home ($where)");
 	is(heap_policy($visitor), "prefer:$home", 'its memory policy names its home node (what the companion reads)');
 }
 
