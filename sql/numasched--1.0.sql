@@ -98,6 +98,7 @@ CREATE FUNCTION numasched_stats(
     OUT scheduler_restarts bigint,
     OUT lends bigint,
     OUT lend_returns bigint,
+    OUT statement_lends bigint,
     OUT last_pass timestamptz,
     OUT memory_calls text,
     OUT stats_reset timestamptz)

@@ -84,6 +84,7 @@ numasched_follow_companion(void)
 			continue;
 		processes++;
 		slot->lent_group = -1;
+		slot->visit_group = -1;
 		numasched_slot_kernel_cpus(slot, &cpus);
 		slot->bound = numasched_bind_slot_locked(slot, &cpus);
 		/* not bound: gone, or its pid no longer its own (bind checked) */

@@ -150,8 +150,10 @@ rebind_changed_groups_locked(void)
 		if (slot->group < 0 || !slot->bound || slot->background || !group_changed[slot->group])
 			continue;
 		lender = numasched_lender_for_locked(slot->group, numasched_slot_reach(slot));
-		if (lender == slot->lent_group)
+		/* one lent a CPU for its statement keeps it; it takes the lender at its end */
+		if (lender == slot->lent_group || slot->visit_group >= 0)
 		{
+			slot->lent_group = lender;
 			visiting[i] = false;
 			continue;
 		}
@@ -211,21 +213,6 @@ numasched_end_lending(void)
 	numasched_release();
 	ns_lending_reset(&lending);
 	borrowers = 0;
-}
-
-/*
- * Two groups at least, and where the groups of a node share its CPUs
- * (numasched.group_binding = preferred), on two nodes: groups are in node
- * order.  Read without the lock: the next tick sees a regroup.
- */
-static bool
-groups_to_lend_between(void)
-{
-	const ns_plan *plan = numasched_shared_plan();
-
-	if (plan->ngroups < 2)
-		return false;
-	return !plan->groups_share_node || plan->groups[0].node != plan->groups[plan->ngroups - 1].node;
 }
 
 /* Lends and takes back what the core decided, unless the groups changed. */
@@ -351,7 +338,7 @@ numasched_lend_tick(void)
 	int			ngroups;
 	int			n;
 
-	if (!numasched_enabled || !numasched_lend_idle_cpus || !groups_to_lend_between() ||
+	if (!numasched_enabled || !numasched_lend_idle_cpus || !numasched_groups_to_lend_between() ||
 		numasched_next_slot(0) < 0 || numasched_companion_in_force())
 	{
 		if (borrowers > 0)

@@ -89,6 +89,63 @@ group_idle(const ns_lend_sample *s, int g, uint64_t tick_us)
 
 
 /*
+ * The group with the most room (room() > 0) of the nearest node that has
+ * one: home's own node first unless own_node is false, then the nodes in its
+ * steal order, never beyond max_steal_distance.  -1: none.
+ */
+static int
+nearest_with_room(const ns_plan *plan, const ns_settings *settings, int home, bool own_node,
+				  int64_t (*room) (int g, const void *arg), const void *arg)
+{
+	int			nn = plan->topo->nnodes;
+
+	for (int k = own_node ? -1 : 0; k < plan->node_nsteal[home]; k++)
+	{
+		int			node = k < 0 ? home : plan->steal[home * nn + k];
+		int			best = -1;
+		int64_t		best_room = 0;
+
+		if (!ns_within_reach(plan, settings, home, node))
+			break;				/* the steal order is nearest first */
+		for (int i = 0; i < plan->node_ngroups[node]; i++)
+		{
+			int			g = plan->node_first_group[node] + i;
+			int64_t		r = room(g, arg);
+
+			if (r > best_room)
+			{
+				best = g;
+				best_room = r;
+			}
+		}
+		if (best >= 0)
+			return best;
+	}
+	return -1;
+}
+
+typedef struct idle_room_arg
+{
+	const ns_plan *plan;
+	const ns_lending *lending;
+	const ns_lend_sample *s;
+	uint64_t	tick_us;
+	int			borrower;
+} idle_room_arg;
+
+/* Idle for half the tick and borrowing nothing itself (on its own node it may). */
+static int64_t
+idle_room(int g, const void *arg)
+{
+	const idle_room_arg *a = arg;
+
+	if (g == a->borrower || g >= a->lending->ngroups || !group_idle(a->s, g, a->tick_us) ||
+		(a->lending->lender[g] >= 0 && a->plan->groups[g].node != a->plan->groups[a->borrower].node))
+		return 0;
+	return (int64_t) a->s->idle_us[g];
+}
+
+/*
  * The group with the most idle CPU of the nearest node that has one, and
  * that borrows nothing itself: the borrower's own node first (unless its
  * groups share the node's CPUs already), then the nodes in its steal
@@ -98,29 +155,10 @@ static int
 nearest_idle_group(const ns_plan *plan, const ns_settings *settings, const ns_lending *lending,
 				   int borrower, const ns_lend_sample *s, uint64_t tick_us)
 {
-	int			nn = plan->topo->nnodes;
-	int			home = plan->groups[borrower].node;
+	idle_room_arg arg = {plan, lending, s, tick_us, borrower};
 
-	for (int k = plan->groups_share_node ? 0 : -1; k < plan->node_nsteal[home]; k++)
-	{
-		int			node = k < 0 ? home : plan->steal[home * nn + k];
-		int			best = -1;
-
-		if (!ns_within_reach(plan, settings, home, node))
-			break;				/* the steal order is nearest first */
-		for (int i = 0; i < plan->node_ngroups[node]; i++)
-		{
-			int			g = plan->node_first_group[node] + i;
-
-			/* on its own node a lender may borrow too: no memory to keep near */
-			if (g != borrower && g < lending->ngroups && (lending->lender[g] < 0 || node == home) &&
-				group_idle(s, g, tick_us) && (best < 0 || s->idle_us[g] > s->idle_us[best]))
-				best = g;
-		}
-		if (best >= 0)
-			return best;
-	}
-	return -1;
+	return nearest_with_room(plan, settings, plan->groups[borrower].node, !plan->groups_share_node,
+							 idle_room, &arg);
 }
 
 /* Group g's lender changed in this tick: written to changed[] once. */
@@ -213,4 +251,65 @@ ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sam
 	for (int i = 0; i < n; i++)
 		lending->noted[changed[i]] = false;
 	return n;
+}
+
+/*
+ * CPUs of group g no statement runs on: where the groups of a node share its
+ * CPUs, the node's.
+ */
+static int64_t
+free_cpus(const ns_plan *plan, const uint32_t *running, int g)
+{
+	int			node = plan->groups[g].node;
+	int64_t		busy = 0;
+
+	if (!plan->groups_share_node)
+		return (int64_t) plan->groups[g].ncpus - running[g];
+	for (int i = 0; i < plan->node_ngroups[node]; i++)
+		busy += running[plan->node_first_group[node] + i];
+	return (int64_t) plan->node_ncpus[node] - busy;
+}
+
+typedef struct free_room_arg
+{
+	const ns_plan *plan;
+	const uint32_t *running;
+	const ns_cpuset *reach;
+	int			home;
+} free_room_arg;
+
+/*
+ * A group with a CPU free (of its node, where groups share it), the group's
+ * own free CPUs first: a visitor is bound to the group's CPUs alone.
+ */
+static int64_t
+free_room(int g, const void *arg)
+{
+	const free_room_arg *a = arg;
+	int64_t		own;
+
+	if (g == a->home || !ns_in_set(a->reach, g) || free_cpus(a->plan, a->running, g) <= 0)
+		return 0;
+	own = (int64_t) a->plan->groups[g].ncpus - a->running[g];
+	return own > 1 ? own : 1;
+}
+
+bool
+ns_lend_statement_fits(const ns_plan *plan, const uint32_t *running, int home)
+{
+	return free_cpus(plan, running, home) > 0;
+}
+
+int
+ns_lend_statement(const ns_plan *plan, const ns_settings *settings, const uint32_t *running, int home,
+				  const ns_cpuset *reach)
+{
+	free_room_arg arg = {plan, running, reach, home};
+	int			g;
+
+	if (ns_lend_statement_fits(plan, running, home))
+		return home;
+	g = nearest_with_room(plan, settings, plan->groups[home].node, !plan->groups_share_node,
+						  free_room, &arg);
+	return g >= 0 ? g : home;
 }

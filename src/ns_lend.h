@@ -56,4 +56,18 @@ void		ns_lending_reset(ns_lending *lending);
 int			ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sample *sample,
 						 uint64_t tick_us, ns_lending *lending, int *changed);
 
+/*
+ * Where a statement that starts in group "home" runs: at home while one of
+ * its CPUs runs no statement (running[] counts, per group, the statements
+ * that run there, this one not yet), else in the group with the most such
+ * CPUs of the nearest node that has one, as far as lending reaches and reach
+ * (a set of groups; NULL: all) allows; at home when none has.  This is
+ * lending at the start of a burst: the tick above sees the work that starts
+ * to wait later.
+ */
+int			ns_lend_statement(const ns_plan *plan, const ns_settings *settings, const uint32_t *running,
+							  int home, const ns_cpuset *reach);
+/* Whether one of home's CPUs (its node's, where groups share them) runs no statement. */
+bool		ns_lend_statement_fits(const ns_plan *plan, const uint32_t *running, int home);
+
 #endif							/* NS_LEND_H */

@@ -31,6 +31,7 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ClientAuthentication_hook_type prev_client_authentication_hook = NULL;
 static ExecutorStart_hook_type prev_executor_start_hook = NULL;
+static ExecutorEnd_hook_type prev_executor_end_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 /* a client backend (not a WAL sender), and whether it waits to be placed */
@@ -125,7 +126,8 @@ numasched_client_authentication(Port *port, int status)
  * Every statement rings the scheduler's doorbell, which wakes it if it dozes.
  * A parallel worker of a query places itself when it starts its part, next
  * to its leader (found through the lock group).  A backend that was moved
- * adopts the memory policy of its new node here, at its next statement.
+ * adopts the memory policy of its new node here, at its next statement.  A
+ * statement that finds its group's CPUs all busy is lent an idle one.
  */
 static void
 numasched_executor_start(QueryDesc *queryDesc, int eflags)
@@ -144,6 +146,7 @@ numasched_executor_start(QueryDesc *queryDesc, int eflags)
 		if (client_backend)
 			place_client_backend();
 		numasched_follow_slot();
+		numasched_statement_start(queryDesc);
 	}
 	if (prev_executor_start_hook)
 		prev_executor_start_hook(queryDesc, eflags);
@@ -151,10 +154,22 @@ numasched_executor_start(QueryDesc *queryDesc, int eflags)
 		standard_ExecutorStart(queryDesc, eflags);
 }
 
+static void
+numasched_executor_end(QueryDesc *queryDesc)
+{
+	if (prev_executor_end_hook)
+		prev_executor_end_hook(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	if (numasched_state != NULL)
+		numasched_statement_end(queryDesc);
+}
+
 /*
  * Utility statements too: they ring the doorbell (a CREATE INDEX's workers
- * are placed by the scheduler), a SET of the class moves the session as soon
- * as it is done, and a session running only utility statements is placed.
+ * are placed by the scheduler), may be lent a CPU, a SET of the class moves
+ * the session as soon as it is done, and a session running only utility
+ * statements is placed.
  */
 static void
 numasched_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
@@ -167,6 +182,8 @@ numasched_process_utility(PlannedStmt *pstmt, const char *queryString, bool read
 		numasched_ring_scheduler();
 	if (client_backend)
 		place_client_backend();
+	if (numasched_state != NULL)
+		numasched_statement_start(pstmt);
 	numasched_in_set_statement = IsA(pstmt->utilityStmt, VariableSetStmt);
 	PG_TRY();
 	{
@@ -182,6 +199,8 @@ numasched_process_utility(PlannedStmt *pstmt, const char *queryString, bool read
 		numasched_in_set_statement = was_in_set;
 	}
 	PG_END_TRY();
+	if (numasched_state != NULL)
+		numasched_statement_end(pstmt);
 	if (client_backend && numasched_class_changed)
 	{
 		place_client_backend();
@@ -230,6 +249,8 @@ _PG_init(void)
 	ClientAuthentication_hook = numasched_client_authentication;
 	prev_executor_start_hook = ExecutorStart_hook;
 	ExecutorStart_hook = numasched_executor_start;
+	prev_executor_end_hook = ExecutorEnd_hook;
+	ExecutorEnd_hook = numasched_executor_end;
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = numasched_process_utility;
 	register_scheduler();

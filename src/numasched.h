@@ -62,6 +62,7 @@ typedef struct numasched_slot
 	TimestampTz placed_at;
 	ns_cpuset	cpus;			/* the CPUs of its group it was bound to */
 	int16		lent_group;		/* a group lending it CPUs too; -1: none */
+	int16		visit_group;	/* runs its statement on this group's CPUs alone; -1: none */
 	bool		background;		/* background CPU priority: runs on every CPU in reach */
 	bool		autogroup_pending;	/* its autogroup's nice is still to be set */
 	bool		raised;			/* normal for now: it holds a lock normal work waits for */
@@ -96,6 +97,7 @@ typedef enum numasched_stat
 	STAT_SCHEDULER_STARTS,
 	STAT_LENDS,
 	STAT_LEND_RETURNS,
+	STAT_STATEMENT_LENDS,
 	NUMASCHED_NSTATS
 } numasched_stat;
 
@@ -159,6 +161,17 @@ extern numasched_class *numasched_classes;
  * -1 (lending.c writes it, placement reads it; lock held).
  */
 extern int16 *numasched_group_lender;
+
+/*
+ * Per group of the shared plan: the statements running in it
+ * (statement_lending.c), each on a cache line of its own.
+ */
+typedef union numasched_group_running
+{
+	pg_atomic_uint32 statements;
+	char		pad[PG_CACHE_LINE_SIZE];
+} numasched_group_running;
+extern numasched_group_running *numasched_running;
 
 extern Size numasched_shmem_size(void);
 
@@ -226,6 +239,8 @@ extern void numasched_warn_later(const char *fmt,...) pg_attribute_printf(1, 2);
 
 /* The shared plan and loads; call with the lock held. */
 extern const ns_plan *numasched_shared_plan(void);
+/* Whether the plan in force has groups to lend between (read without the lock). */
+extern bool numasched_groups_to_lend_between(void);
 extern ns_loads *numasched_shared_loads(void);
 
 /* Releases the lock, then sends any WARNING found while it was held. */
@@ -395,6 +410,14 @@ extern long numasched_lend_tick(void);
 extern bool numasched_lend_quiet(void);
 /* A statement woke the dozing scheduler: read at once, and at every tick for a while. */
 extern void numasched_lend_wake(void);
+
+/*
+ * A statement that starts where every CPU of its group runs one already is
+ * lent the nearest idle group's CPUs until its end (statement_lending.c);
+ * "statement" is what tells its end: its QueryDesc or its PlannedStmt.
+ */
+extern void numasched_statement_start(const void *statement);
+extern void numasched_statement_end(const void *statement);
 
 extern void numasched_count(numasched_stat stat, uint64 n);
 

@@ -33,6 +33,7 @@ numasched_forget_slot_locked(numasched_slot *slot)
 	slot->pid = 0;
 	slot->group = -1;
 	slot->lent_group = -1;
+	slot->visit_group = -1;
 	if (slot->aside)
 	{
 		/* the CPUs set aside are worked out again at the next guard tick */
@@ -221,6 +222,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->placed_at = GetCurrentTimestamp();
 	slot->cpus = cpus;
 	slot->lent_group = bound ? lender : -1;
+	slot->visit_group = -1;
 	slot->background = background;
 	slot->autogroup_pending = autogroup_pending;
 	slot->raised = false;
@@ -446,6 +448,7 @@ numasched_move_slot_locked(numasched_slot *slot, int group)
 	slot->node = to_node;
 	slot->cpus = plan->groups[group].cpus;
 	slot->lent_group = -1;		/* its callers bind it to the group's CPUs */
+	slot->visit_group = -1;
 	slot->moves++;
 	/* a moved process stays put for a while, whoever moved it */
 	slot->moved_pass = Max(numasched_state->pass, 1);

@@ -105,10 +105,10 @@ plan_bursts_main(int argc, char **argv)
 
 			printf("%s{\"policy\":\"%s\",\"cpu_ms\":%.0f,\"lost_work_percent\":%.4f,"
 				   "\"waited_percent\":%.4f,\"locality_percent\":%.3f,\"cross_node\":%ld,\"lends\":%ld,"
-				   "\"latency_p99_ms\":%.1f,\"latency_mean_ms\":%.2f}",
+				   "\"visits\":%ld,\"latency_p99_ms\":%.1f,\"latency_mean_ms\":%.2f}",
 				   p ? "," : "", burst_policy_names[p], r->demand, share(r->lost, r->demand),
 				   share(r->waited, r->demand), share(r->local, r->demand), r->cross_node, r->lends,
-				   r->latency_p99, r->latency_mean);
+				   r->visits, r->latency_p99, r->latency_mean);
 		}
 		printf("]}\n");
 	}
@@ -116,15 +116,15 @@ plan_bursts_main(int argc, char **argv)
 	{
 		printf("%d groups, bursts of %d ms of CPU (%d%% with %d workers) for %d%% of the CPUs, %d ticks of 1 ms\n",
 			   env.plan->ngroups, opt.burst_ms, opt.parallel_rate / 10, opt.workers, opt.utilisation, opt.ticks);
-		printf("%-10s %10s %9s %9s %11s %7s %9s %9s\n", "policy", "lost work", "waited", "local",
-			   "cross-node", "lends", "p99 ms", "mean ms");
+		printf("%-10s %10s %9s %9s %11s %7s %7s %9s %9s\n", "policy", "lost work", "waited", "local",
+			   "cross-node", "lends", "visits", "p99 ms", "mean ms");
 		for (int p = 0; p < NBURST_POLICIES; p++)
 		{
 			burst_result *r = &results[p];
 
-			printf("%-10s %9.3f%% %8.2f%% %8.2f%% %11ld %7ld %9.1f %9.2f\n", burst_policy_names[p],
+			printf("%-10s %9.3f%% %8.2f%% %8.2f%% %11ld %7ld %7ld %9.1f %9.2f\n", burst_policy_names[p],
 				   share(r->lost, r->demand), share(r->waited, r->demand), share(r->local, r->demand),
-				   r->cross_node, r->lends, r->latency_p99, r->latency_mean);
+				   r->cross_node, r->lends, r->visits, r->latency_p99, r->latency_mean);
 		}
 		printf("lost work: CPU time that waited while a CPU in reach was idle, in %% of the CPU time run\n");
 	}

@@ -70,11 +70,12 @@ numasched_sync_plan(void)
 	 * books never name CPUs of the wrong plan.
 	 */
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
-		if (numasched_slots[i].lent_group >= 0)
+		if (numasched_slots[i].lent_group >= 0 || numasched_slots[i].visit_group >= 0)
 		{
 			ns_cpuset	cpus;
 
 			numasched_slots[i].lent_group = -1;
+			numasched_slots[i].visit_group = -1;
 			numasched_slot_kernel_cpus(&numasched_slots[i], &cpus);
 			(void) numasched_bind_slot_locked(&numasched_slots[i], &cpus);
 		}

@@ -4,10 +4,12 @@
  *
  * - numasched: each task bound to its group, or where the plan's groups
  *   share their node (numasched.group_binding = preferred) to its node's
- *   groups, its own group's CPUs first; every lend_every ticks the core's
- *   lending (ns_lend.c, the code the extension runs) sees each group's idle
- *   CPU and waiting, and a borrowing group's overflow runs on its lender's
- *   idle CPUs;
+ *   groups, its own group's CPUs first; a burst that starts where every
+ *   CPU of its group runs a burst already runs in the nearest group with
+ *   one that does not (ns_lend_statement), and every lend_every ticks the
+ *   core's lending (ns_lend.c, the code the extension runs) sees each
+ *   group's idle CPU and waiting, and a borrowing group's overflow runs on
+ *   its lender's idle CPUs;
  * - linux-like: work conserving inside a node at once (the kernel's wakeup
  *   and idle balancing), between nodes every balance_every ticks, when the
  *   waiting tasks move to the nearest node with idle CPUs and stay there; a
@@ -33,6 +35,7 @@ typedef struct burst_task
 {
 	int			session;		/* the session it belongs to (its leader's) */
 	int			group;			/* home group (numasched, hard) */
+	int			runs;			/* group its burst runs in (numasched, hard) */
 	int			node;			/* node it runs on now (linux) */
 	int			mem;			/* node of its memory */
 	int			left;			/* CPU-ms left of its part of the burst; -1: none */
@@ -113,6 +116,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	uint64_t   *idle_us;
 	uint64_t   *waited_us;
 	int		   *changed;
+	uint32_t   *running;		/* numasched: bursts running per group */
 	ns_lending	lending = {0};
 	double	   *latencies;
 	long		nlatencies = 0;
@@ -142,10 +146,11 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	idle_us = calloc(plan->ngroups, sizeof(uint64_t));
 	waited_us = calloc(plan->ngroups, sizeof(uint64_t));
 	changed = calloc(plan->ngroups, sizeof(int));
+	running = calloc(plan->ngroups, sizeof(uint32_t));
 	latency_room = 1024;
 	latencies = malloc(sizeof(double) * latency_room);
 	if (!tasks || !sessions || !runnable || !count || !first || !group_idle || !group_ran || !node_idle ||
-		!node_waiting || !idle_us || !waited_us || !changed || !latencies ||
+		!node_waiting || !idle_us || !waited_us || !changed || !running || !latencies ||
 		(policy == BURST_NUMASCHED && !ns_lending_alloc(plan->ngroups, &lending)))
 		plan_fail("out of memory");
 
@@ -160,7 +165,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 
 			t->session = s;
 			t->left = -1;
-			t->group = g;
+			t->group = t->runs = g;
 			t->node = t->mem = plan->groups[g].node;
 		}
 		sessions[s].pause = exponential(&rng, pause_mean);
@@ -184,14 +189,28 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 			ss->started = tick;
 			ss->active = parallel ? per_session : 1;
 			for (int w = 0; w < ss->active; w++)
-				tasks[s * per_session + w].left = need;
+			{
+				burst_task *t = &tasks[s * per_session + w];
+
+				t->left = need;
+				if (policy != BURST_NUMASCHED)
+					continue;
+				/* where its statement starts: at home, or lent a CPU at once */
+				t->runs = ns_lend_statement(plan, settings, running, t->group, NULL);
+				running[t->runs]++;
+				if (t->runs != t->group)
+				{
+					result->visits++;
+					result->cross_node += plan->groups[t->runs].node != t->mem;
+				}
+			}
 		}
 
 		/* the runnable tasks, by where they may run: group, or node (linux) */
 		memset(count, 0, sizeof(int) * nplaces);
 		for (int i = 0; i < ntasks; i++)
 			if (tasks[i].left > 0)
-				count[policy == BURST_LINUX ? tasks[i].node : tasks[i].group]++;
+				count[policy == BURST_LINUX ? tasks[i].node : tasks[i].runs]++;
 		first[0] = 0;
 		for (int p = 0; p < nplaces; p++)
 			first[p + 1] = first[p] + count[p];
@@ -199,7 +218,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 		for (int i = 0; i < ntasks; i++)
 			if (tasks[i].left > 0)
 			{
-				int			p = policy == BURST_LINUX ? tasks[i].node : tasks[i].group;
+				int			p = policy == BURST_LINUX ? tasks[i].node : tasks[i].runs;
 
 				runnable[first[p] + count[p]++] = i;
 			}
@@ -279,7 +298,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 
 					t->left--;
 					result->demand++;
-					result->local++;
+					result->local += plan->groups[g].node == t->mem;
 				}
 				group_idle[g] -= run;
 				group_ran[g] = run;
@@ -300,7 +319,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 
 							t->left--;
 							result->demand++;
-							result->local++;
+							result->local += node == t->mem;
 							group_idle[other]--;
 							group_ran[g]++;
 						}
@@ -373,6 +392,11 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 			if (t->left != 0)
 				continue;
 			t->left = -1;		/* its part of the burst is done */
+			if (policy == BURST_NUMASCHED)
+			{
+				running[t->runs]--;
+				t->runs = t->group;
+			}
 			if (--ss->active > 0)
 				continue;
 			if (nlatencies == latency_room)
@@ -407,6 +431,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	free(idle_us);
 	free(waited_us);
 	free(changed);
+	free(running);
 	free(latencies);
 	if (policy == BURST_NUMASCHED)
 		ns_lending_free(&lending);

@@ -37,6 +37,7 @@ typedef struct burst_result
 	double		local;			/* CPU-ms run on the node of the task's memory */
 	long		cross_node;		/* tasks moved (linux) or lent CPUs (numasched) to another node */
 	long		lends;
+	long		visits;			/* numasched: bursts that started on a lent CPU */
 	double		latency_p99;	/* of a burst, from start to end, ms */
 	double		latency_mean;	/* of a burst, ms */
 } burst_result;

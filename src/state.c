@@ -18,6 +18,7 @@ numasched_shared *numasched_state = NULL;
 numasched_slot *numasched_slots = NULL;
 numasched_class *numasched_classes = NULL;
 int16	   *numasched_group_lender = NULL;
+numasched_group_running *numasched_running = NULL;
 
 /*
  * One bit per slot, set while it is occupied: the scheduler's passes visit
@@ -95,6 +96,7 @@ layout(char *base)
 	PLACE(shared_loads.node, uint64_t, nn);
 	PLACE(shared_loads.node_room, int, nn);
 	PLACE(numasched_group_lender, int16, ng);
+	PLACE(numasched_running, numasched_group_running, ng);
 	PLACE(numasched_slots, numasched_slot, numasched_slot_count());
 	PLACE(occupied, uint64, numasched_slot_count() / 64 + 1);
 	PLACE(numasched_classes, numasched_class, NUMASCHED_MAX_CLASSES);
@@ -173,13 +175,31 @@ numasched_keep_off_set_aside(bool aside, ns_cpuset *cpus)
 void
 numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus)
 {
-	if (slot->group >= 0 && slot->group < numasched_state->ngroups)
+	if (slot->visit_group >= 0 && slot->visit_group < numasched_state->ngroups)
+		*cpus = shared_plan.groups[slot->visit_group].cpus;
+	else if (slot->group >= 0 && slot->group < numasched_state->ngroups)
 		numasched_group_cpus_for(slot, slot->group, cpus);
 	else
 		*cpus = slot->cpus;
-	if (!slot->background && slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
+	if (slot->visit_group < 0 && !slot->background && slot->lent_group >= 0 &&
+		slot->lent_group < numasched_state->ngroups)
 		ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);
 	numasched_keep_off_set_aside(slot->aside, cpus);
+}
+
+/*
+ * Two groups at least, and where the groups of a node share its CPUs
+ * (numasched.group_binding = preferred), on two nodes: groups are in node
+ * order.  Read without the lock: the next tick sees a regroup.
+ */
+bool
+numasched_groups_to_lend_between(void)
+{
+	const ns_plan *plan = numasched_shared_plan();
+
+	if (plan->ngroups < 2)
+		return false;
+	return !plan->groups_share_node || plan->groups[0].node != plan->groups[plan->ngroups - 1].node;
 }
 
 const ns_plan *
@@ -222,10 +242,14 @@ numasched_shmem_attach(void)
 			numasched_slots[i].group = -1;
 			numasched_slots[i].class_id = -1;
 			numasched_slots[i].lent_group = -1;
+			numasched_slots[i].visit_group = -1;
 			numasched_slots[i].aside = false;
 		}
 		for (int g = 0; g < numasched_state->max_groups; g++)
+		{
 			numasched_group_lender[g] = -1;
+			pg_atomic_init_u32(&numasched_running[g].statements, 0);
+		}
 		numasched_state->failed_groups_per_node = -1;
 	}
 	LWLockRelease(AddinShmemInitLock);

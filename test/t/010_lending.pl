@@ -1,11 +1,19 @@
 # Lending on one node split into groups of one CPU (numasched.groups_per_node
-# = 2): two busy backends forced into one group, the other CPU idle.  The
-# waiting one gets the idle CPU within a second (a few ms in the VM, where
-# test/vm/t/050_lending.pl also looks at memory), both are bound to their
-# group again after the burst, and with numasched.lend_idle_cpus = off they
-# share their one CPU.  Before the burst nothing runs, and the scheduler
-# dozes (it wakes about once a second, not 20 times); the burst's statements
-# wake it.  Read from /proc: Cpus_allowed_list, the CPU each last ran on, the
+# = 2): two busy backends forced into one group, the other CPU idle.
+#
+# - At its start: the second statement to start, its group's CPU running the
+#   first, is bound to the other group's CPU at once, and to its own again at
+#   its end.
+# - By the scheduler's tick, for work that the statements' counts do not
+#   show: with a statement that sleeps counted in the other group, the
+#   waiting one still gets the idle CPU within a second (a few ms in the VM,
+#   where test/vm/t/050_lending.pl also looks at memory), both are bound to
+#   their group again after the burst.  Before the burst nothing runs, and
+#   the scheduler dozes (it wakes about once a second, not 20 times); the
+#   burst's statements wake it.
+# - With numasched.lend_idle_cpus = off they share their one CPU.
+#
+# Read from /proc: Cpus_allowed_list, the CPU each last ran on, the
 # scheduler's voluntary context switches.
 use strict;
 use warnings;
@@ -56,9 +64,52 @@ sub start_burst
 	  for @$sessions;
 }
 
+sub stat_of
+{
+	my ($column) = @_;
+	return $node->safe_psql('postgres', "SELECT $column FROM numasched_stats");
+}
+
 my %other = map { $_ => 1 } split /,/, $other_cpus;
-my $lends = $node->safe_psql('postgres', 'SELECT lends FROM numasched_stats');
+
+# At its start: the first statement runs at home, the second, finding the
+# home CPU running one, on the other group's CPU from its first instant
 my ($sessions, $pids) = sessions_at_home();
+my $statement_lends = stat_of('statement_lends');
+start_burst([ $sessions->[0] ]);
+my $t_first = time();
+start_burst([ $sessions->[1] ]);
+my $t_second = time();
+is(kernel_cpus($pids->[0]), $home_cpus, "statement lending: the first busy statement runs in its group ($home_cpus)");
+my $lent_at_start = wait_until(sub { (kernel_cpus($pids->[1]) // '') eq $other_cpus }, 1);
+ok($lent_at_start, sprintf('statement lending: the second is bound to the idle CPU %s (checked %.0f ms after its start)',
+	$other_cpus, 1000 * (time() - $t_second)))
+  or diag('allowed: ' . (kernel_cpus($pids->[1]) // '?'));
+ok(wait_until(sub { my $cpu = last_cpu($pids->[1]); defined $cpu && $other{$cpu} }, 1),
+	"statement lending: ...and runs there (the CPU it last ran on, $other_cpus)");
+my ($cpus, $lent, $group) = split /\|/, $node->safe_psql('postgres',
+	"SELECT cpus, lent_cpus, cpu_group FROM numasched_processes WHERE pid = $pids->[1]");
+is($group, $home, 'statement lending: its group stays its own');
+is($cpus, kernel_cpus($pids->[1]), "statement lending: the view shows the CPUs the kernel has ($cpus)");
+is($lent, $other_cpus, "statement lending: lent_cpus names the lent CPU ($other_cpus)");
+cmp_ok(stat_of('statement_lends'), '>', $statement_lends, 'statement lending: numasched_stats counts it');
+$sessions->[1]->query_safe('SELECT 1');
+is(kernel_cpus($pids->[1]), $home_cpus, "statement lending: at its end it is bound to its group alone again ($home_cpus), at once");
+$sessions->[0]->query_safe('SELECT 1');
+$_->quit for @$sessions;
+
+# By the tick: a statement that sleeps in the other group keeps its CPU
+# counted as busy, so the burst's statements start at home and only the
+# scheduler sees the idle CPU
+my $sleeper = $node->background_psql('postgres');
+my $sleeper_pid = $sleeper->query_safe('SELECT pg_backend_pid()');
+my $other_group = $node->safe_psql('postgres',
+	"SELECT cpu_group FROM numasched_groups WHERE cpus = '$other_cpus'");
+$sleeper->query_safe("SELECT numasched_move(pg_backend_pid(), (SELECT node FROM numasched_groups WHERE cpu_group = $other_group), $other_group)");
+$sleeper->query_until(qr/started/, "\\echo started\nSELECT pg_sleep(600);\n");
+my $lends = stat_of('lends');
+$statement_lends = stat_of('statement_lends');
+($sessions, $pids) = sessions_at_home();
 
 # The test's premise is an idle CPU: wait until the other CPU is, so that
 # another program's load on it (it is not numasched's to lend) is not taken
@@ -100,12 +151,13 @@ ok(defined $visitor, sprintf('one of two busy backends in group %d (CPU %s) runs
 	100 * (idle_share($times0, cpu_times(), [ keys %other ]) // 0),
 	join('; ', map { "$_ on CPU " . (last_cpu($_) // '?') . ', allowed ' . (kernel_cpus($_) // '?') } @$pids)));
 cmp_ok(time() - $t0, '<=', 1, 'within a second, the burst\'s statements waking the scheduler');
-my ($cpus, $lent, $group) = split /\|/, $node->safe_psql('postgres',
+($cpus, $lent, $group) = split /\|/, $node->safe_psql('postgres',
 	"SELECT cpus, lent_cpus, cpu_group FROM numasched_processes WHERE pid = " . ($visitor // 0));
 is($group, $home, 'its group stays its own');
 is($cpus, kernel_cpus($visitor // 0), "the view shows the CPUs the kernel has ($cpus)");
 is($lent, $other_cpus, "lent_cpus names the lent CPU ($other_cpus)");
-cmp_ok($node->safe_psql('postgres', 'SELECT lends FROM numasched_stats'), '>', $lends, 'numasched_stats counts the lend');
+cmp_ok(stat_of('lends'), '>', $lends, 'numasched_stats counts the lend');
+is(stat_of('statement_lends'), $statement_lends, '...the tick\'s, not a statement\'s');
 
 $_->query_safe('SELECT 1') for @$sessions;    # the end of the burst
 my $t1 = time();
@@ -113,6 +165,8 @@ ok(wait_until(sub { !grep { (kernel_cpus($_) // '') ne $home_cpus } @$pids }, 10
 	"after the burst both are bound to group $home alone again");
 cmp_ok(time() - $t1, '<=', 1.5, sprintf('within a second or so (%.0f ms; the return window is 200 ms)', 1000 * (time() - $t1)));
 $_->quit for @$sessions;
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($sleeper_pid)");
+$sleeper->{run}->kill_kill;
 
 $node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.lend_idle_cpus = off');
 $node->reload;

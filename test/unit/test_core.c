@@ -607,6 +607,62 @@ test_cross_node_rule(void)
 	ns_topology_free(topo);
 }
 
+/* ---- lending a CPU at a statement's start ------------------------------------ */
+
+static void
+test_statement_lending(void)
+{
+	ns_topology *topo = load("epyc-nps2", NULL);
+	ns_plan    *plan = plan_of(topo, 2);	/* 2 groups of 32 CPUs per node; node 0-1 and 2-3 near (12) */
+	ns_settings s;
+	uint32_t	running[8] = {31, 32, 32, 32, 32, 32, 32, 32};
+	ns_cpuset	reach;
+
+	ns_settings_default(&s);
+	tap_ok(plan && plan->ngroups == 8, "statement lending: a plan of 8 groups");
+	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+		   "statement lending: a statement runs at home while one of its group's CPUs runs none");
+	running[0] = 32;
+	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+		   "statement lending: at home when no group anywhere has a CPU free");
+	running[1] = 31;
+	running[3] = 20;
+	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 1,
+		   "statement lending: its group full, the other group of its node first, before freer groups of other nodes");
+	running[1] = 32;
+	running[2] = 30;
+	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 3,
+		   "statement lending: its node full, the group with the most free CPUs of the nearest node");
+	running[2] = running[3] = 32;
+	running[6] = 0;
+	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 6,
+		   "statement lending: with the near node full, a far one");
+	s.max_steal_distance = 12;
+	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+		   "statement lending: never beyond max_steal_distance (12: node 0 reaches node 1 only)");
+	s.max_steal_distance = 0;
+	ns_cpuset_zero(&reach);
+	ns_cpuset_set(&reach, 0);
+	ns_cpuset_set(&reach, 1);
+	tap_ok(ns_lend_statement(plan, &s, running, 0, &reach) == 0,
+		   "statement lending: never outside its class's reach (groups 0 and 1)");
+
+	plan->groups_share_node = true;
+	memset(running, 0, sizeof(running));
+	running[0] = 40;
+	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+		   "statement lending, groups sharing their node: at home while its node has a CPU free (40 of 64 busy, all in its group)");
+	running[1] = 24;
+	running[2] = 1;
+	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 3,
+		   "statement lending, groups sharing their node: its node full, a group of the nearest node with one free");
+	tap_ok(ns_lend_statement_fits(plan, running, 2) && !ns_lend_statement_fits(plan, running, 1),
+		   "statement lending, groups sharing their node: what fits is counted by node");
+	plan->groups_share_node = false;
+	ns_plan_free(plan);
+	ns_topology_free(topo);
+}
+
 /* ---- lending idle CPUs ----------------------------------------------------- */
 
 /*
@@ -1048,5 +1104,6 @@ main(int argc, char **argv)
 	test_cross_node_rule();
 	test_numa_maps();
 	test_lending();
+	test_statement_lending();
 	return tap_done();
 }
