@@ -2,7 +2,7 @@
 # What numasched costs a backend, counted in instructions (callgrind), not
 # seconds: wall-clock on a shared machine cannot resolve a 0.5% cost.
 #
-#     bash bench/overhead.sh [CONNECTIONS] [TRANSACTIONS]
+#     bash bench/overhead.sh [CONNECTIONS] [TRANSACTIONS] [SETTING ...]
 #
 # A throwaway cluster (numasched preloaded) runs under valgrind's callgrind.
 # Part 1: pgbench -S -C makes CONNECTIONS connections (default 200), one
@@ -10,15 +10,20 @@
 # (inclusive) against all of the backend's instructions.  Part 2: one
 # persistent connection runs TRANSACTIONS select-only transactions (default
 # 2000); numasched's instructions per transaction against the backend's.
+# SETTINGs are postgresql.conf lines added to the cluster's, e.g.
+# "numasched.groups_per_node = 2" "numasched.group_binding = strict": one
+# node split in groups that bind, where every statement is counted for
+# lending.
 set -euo pipefail
 
 connections=${1:-200}
 transactions=${2:-2000}
+settings=("${@:3}")
 . "$(dirname "${BASH_SOURCE[0]}")/throwaway_cluster.sh"
 pid=""
 on_cleanup '[ -n "$pid" ] && { as_pg "$bindir/pg_ctl" -D "$work/data" -m immediate stop; wait "$pid"; }'
 
-init_cluster "max_connections = 20" "autovacuum = off"
+init_cluster "max_connections = 20" "autovacuum = off" "${settings[@]}"
 start_cluster
 as_pg "$bindir/pgbench" -h "$work" -p "$port" -i -q -s 1 postgres >/dev/null 2>&1
 stop_cluster
@@ -42,7 +47,8 @@ stop_server() {
 
 # numasched's inclusive instructions in one callgrind file: the hooks (a
 # backend is placed in the start-up transaction's commit callback), minus
-# what they call of PostgreSQL (standard_ExecutorStart, standard_ProcessUtility),
+# what they call of PostgreSQL (standard_ExecutorStart and _ExecutorEnd,
+# standard_ProcessUtility),
 # plus the exit path.
 analyse() {
 	python3 - "$@" <<'PY'
@@ -66,6 +72,7 @@ def numasched_cost(incl):
     own = incl.get("numasched_client_authentication", 0)
     own += incl.get("numasched_xact_callback", 0)
     own += incl.get("numasched_executor_start", 0) - incl.get("standard_ExecutorStart", 0)
+    own += incl.get("numasched_executor_end", 0) - incl.get("standard_ExecutorEnd", 0)
     own += incl.get("numasched_process_utility", 0) - incl.get("standard_ProcessUtility", 0)
     own += incl.get("release_own_slot", 0)
     return own

@@ -33,7 +33,8 @@ CREATE FUNCTION numasched_groups(
     OUT cpus text,
     OUT ncpus integer,
     OUT load double precision,
-    OUT processes integer)
+    OUT processes integer,
+    OUT statements integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'numasched_groups'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;

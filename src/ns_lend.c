@@ -254,62 +254,101 @@ ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sam
 }
 
 /*
- * CPUs of group g no statement runs on: where the groups of a node share its
- * CPUs, the node's.
+ * The CPUs group g's processes run on without a lender (its own, or where
+ * the groups of a node share its CPUs, the node's), and the statements that
+ * run there.
  */
-static int64_t
-free_cpus(const ns_plan *plan, const uint32_t *running, int g)
+static void
+unit_of(const ns_plan *plan, const uint32_t *running, int g, int64_t *cpus, int64_t *busy)
 {
 	int			node = plan->groups[g].node;
-	int64_t		busy = 0;
 
 	if (!plan->groups_share_node)
-		return (int64_t) plan->groups[g].ncpus - running[g];
+	{
+		*cpus = plan->groups[g].ncpus;
+		*busy = running[g];
+		return;
+	}
+	*cpus = plan->node_ncpus[node];
+	*busy = 0;
 	for (int i = 0; i < plan->node_ngroups[node]; i++)
-		busy += running[plan->node_first_group[node] + i];
-	return (int64_t) plan->node_ncpus[node] - busy;
+		*busy += running[plan->node_first_group[node] + i];
 }
 
-typedef struct free_room_arg
+typedef struct statement_room_arg
 {
 	const ns_plan *plan;
 	const uint32_t *running;
 	const ns_cpuset *reach;
 	int			home;
-} free_room_arg;
+} statement_room_arg;
 
 /*
- * A group with a CPU free (of its node, where groups share it), the group's
- * own free CPUs first: a visitor is bound to the group's CPUs alone.
+ * How long a statement that starts in a unit of "cpus" CPUs running "busy"
+ * would wait for one, in statements, times cpus: none while a CPU is free,
+ * else a CPU's share of those ahead of it.
  */
 static int64_t
-free_room(int g, const void *arg)
+wait_times_cpus(int64_t cpus, int64_t busy)
 {
-	const free_room_arg *a = arg;
-	int64_t		own;
+	return busy + 1 > cpus ? busy + 1 - cpus : 0;
+}
 
-	if (g == a->home || !ns_in_set(a->reach, g) || free_cpus(a->plan, a->running, g) <= 0)
+/*
+ * A group where the statement would wait at least one statement less than
+ * at home: a shorter wait costs less than running away from its memory (a
+ * node of many CPUs frees one soon, and the tick lends if it does not).
+ * The most room goes to the shortest wait, then to the group with the most
+ * of its own CPUs free: a visitor is moved onto the group's CPUs.
+ */
+static int64_t
+statement_room(int g, const void *arg)
+{
+	const statement_room_arg *a = arg;
+	int64_t		cpus,
+				busy,
+				home_cpus,
+				home_busy,
+				less,
+				own_free;
+
+	if (g == a->home || !ns_in_set(a->reach, g))
 		return 0;
-	own = (int64_t) a->plan->groups[g].ncpus - a->running[g];
-	return own > 1 ? own : 1;
+	unit_of(a->plan, a->running, g, &cpus, &busy);
+	unit_of(a->plan, a->running, a->home, &home_cpus, &home_busy);
+	/* wait at home / home_cpus - wait there / cpus >= 1 */
+	less = wait_times_cpus(home_cpus, home_busy) * cpus - wait_times_cpus(cpus, busy) * home_cpus -
+		home_cpus * cpus;
+	if (less < 0)
+		return 0;
+	own_free = (int64_t) a->plan->groups[g].ncpus - a->running[g];
+	if (own_free >= NS_MAX_CPUS)
+		own_free = NS_MAX_CPUS - 1;
+	if (own_free <= -NS_MAX_CPUS)
+		own_free = -(NS_MAX_CPUS - 1);
+	return 1 + less * 2 * NS_MAX_CPUS + own_free + NS_MAX_CPUS;
 }
 
 bool
 ns_lend_statement_fits(const ns_plan *plan, const uint32_t *running, int home)
 {
-	return free_cpus(plan, running, home) > 0;
+	int64_t		cpus,
+				busy;
+
+	unit_of(plan, running, home, &cpus, &busy);
+	return busy < cpus;
 }
 
 int
 ns_lend_statement(const ns_plan *plan, const ns_settings *settings, const uint32_t *running, int home,
 				  const ns_cpuset *reach)
 {
-	free_room_arg arg = {plan, running, reach, home};
+	statement_room_arg arg = {plan, running, reach, home};
 	int			g;
 
 	if (ns_lend_statement_fits(plan, running, home))
 		return home;
 	g = nearest_with_room(plan, settings, plan->groups[home].node, !plan->groups_share_node,
-						  free_room, &arg);
+						  statement_room, &arg);
 	return g >= 0 ? g : home;
 }

@@ -59,9 +59,12 @@ int			ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_le
 /*
  * Where a statement that starts in group "home" runs: at home while one of
  * its CPUs runs no statement (running[] counts, per group, the statements
- * that run there, this one not yet), else in the group with the most such
- * CPUs of the nearest node that has one, as far as lending reaches and reach
- * (a set of groups; NULL: all) allows; at home when none has.  This is
+ * that run there, this one not yet); else in the group of the nearest node
+ * where it would wait at least one statement less for a CPU (its wait: a
+ * CPU's share of the statements ahead of it), the shortest wait; at home
+ * when none.  A group of one CPU lends to the next statement, a node of 32
+ * only when it has a statement for each CPU waiting.  Reach is lending's,
+ * and "reach" (a set of groups; NULL: all) limits it further.  This is
  * lending at the start of a burst: the tick above sees the work that starts
  * to wait later.
  */

@@ -73,6 +73,7 @@ int			numasched_imbalance_threshold = 25;
 int			numasched_cross_node_moves = CROSS_NODE_WHEN_WAITING;
 bool		numasched_migrate_memory = true;
 bool		numasched_lend_idle_cpus = true;
+bool		numasched_lend_at_start = true;
 bool		numasched_copy_inherited_pages = true;
 char	   *numasched_nodes = NULL;
 char	   *numasched_cpu_groups = NULL;
@@ -480,6 +481,11 @@ numasched_define_settings(void)
 	DefineCustomBoolVariable("numasched.lend_idle_cpus",
 							 "Lets the processes of a CPU group whose work waits run on the idle CPUs of the nearest group in reach until the burst is over.",
 							 NULL, &numasched_lend_idle_cpus, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("numasched.lend_at_start",
+							 "Lends a statement that starts while every CPU of its group runs one an idle CPU of the nearest group in reach.",
+							 NULL, &numasched_lend_at_start, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("numasched.copy_inherited_pages",

@@ -27,6 +27,7 @@ extern int	numasched_imbalance_threshold;
 extern int	numasched_cross_node_moves;
 extern bool numasched_migrate_memory;
 extern bool numasched_lend_idle_cpus;
+extern bool numasched_lend_at_start;
 extern bool numasched_copy_inherited_pages;
 extern char *numasched_nodes;
 extern char *numasched_cpu_groups;

@@ -175,15 +175,14 @@ numasched_keep_off_set_aside(bool aside, ns_cpuset *cpus)
 void
 numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cpus)
 {
-	if (slot->visit_group >= 0 && slot->visit_group < numasched_state->ngroups)
-		*cpus = shared_plan.groups[slot->visit_group].cpus;
-	else if (slot->group >= 0 && slot->group < numasched_state->ngroups)
+	if (slot->group >= 0 && slot->group < numasched_state->ngroups)
 		numasched_group_cpus_for(slot, slot->group, cpus);
 	else
 		*cpus = slot->cpus;
-	if (slot->visit_group < 0 && !slot->background && slot->lent_group >= 0 &&
-		slot->lent_group < numasched_state->ngroups)
+	if (!slot->background && slot->lent_group >= 0 && slot->lent_group < numasched_state->ngroups)
 		ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->lent_group].cpus);
+	if (slot->visit_group >= 0 && slot->visit_group < numasched_state->ngroups)
+		ns_cpuset_or(cpus, cpus, &shared_plan.groups[slot->visit_group].cpus);
 	numasched_keep_off_set_aside(slot->aside, cpus);
 }
 

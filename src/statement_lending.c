@@ -9,7 +9,9 @@
  * group's CPUs (its node's, where the groups of a node share them) all run
  * a statement already asks the core (ns_lend_statement) for the nearest
  * group in reach with a CPU that runs none.  It binds itself to that group's
- * CPUs alone, which moves it there at once, and to its own again at its end.
+ * CPUs alone, which moves it there at once, then to those and its own, so
+ * that a long statement whose home idles again may go back (the kernel
+ * balances it as any other), and to its own alone at its end.
  * Nothing else moves: its home, its load and its memory stay where they are
  * (memory.c allocates on the home node while it may run elsewhere).
  *
@@ -58,7 +60,8 @@ on_subxact_abort(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 static bool
 may_lend(const numasched_slot *slot)
 {
-	return numasched_enabled && numasched_lend_idle_cpus && slot->pid == MyProcPid &&
+	return numasched_enabled && numasched_lend_idle_cpus && numasched_lend_at_start &&
+		slot->pid == MyProcPid &&
 		slot->group >= 0 && slot->bound && !slot->background && !numasched_companion_in_force() &&
 		numasched_groups_to_lend_between();
 }
@@ -71,7 +74,7 @@ read_running(int from, int to)
 		running_now[g] = pg_atomic_read_u32(&numasched_running[g].statements);
 }
 
-/* Binds this process to group "to"'s CPUs alone for its statement. */
+/* Moves this process onto group "to"'s CPUs, which it may use until the end of its statement. */
 static bool
 visit(numasched_slot *slot, int home, int to)
 {
@@ -81,13 +84,19 @@ visit(numasched_slot *slot, int home, int to)
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	/* a move, regroup or reload since the counts were read: stay */
 	if (slot->pid == MyProcPid && slot->group == home && slot->bound && to < numasched_state->ngroups &&
-		!numasched_companion_in_force())
+		!numasched_companion_in_force() &&
+		numasched_bind_slot_locked(slot, &numasched_shared_plan()->groups[to].cpus))
 	{
 		slot->visit_group = to;
 		numasched_slot_kernel_cpus(slot, &cpus);
 		bound = numasched_bind_slot_locked(slot, &cpus);
 		if (!bound)
+		{
+			/* home again: the books name no mask the kernel has not */
 			slot->visit_group = -1;
+			numasched_slot_kernel_cpus(slot, &cpus);
+			(void) numasched_bind_slot_locked(slot, &cpus);
+		}
 	}
 	numasched_release();
 	if (bound)

@@ -211,8 +211,8 @@ numasched_groups(PG_FUNCTION_ARGS)
 			processes[slots[i].group]++;
 	for (int g = 0; g < plan.ngroups; g++)
 	{
-		Datum		values[6];
-		bool		nulls[6] = {0};
+		Datum		values[7];
+		bool		nulls[7] = {0};
 
 		values[0] = Int32GetDatum(g);
 		values[1] = Int32GetDatum(numasched_machine->nodes[plan.groups[g].node].id);
@@ -220,6 +220,8 @@ numasched_groups(PG_FUNCTION_ARGS)
 		values[3] = Int32GetDatum(plan.groups[g].ncpus);
 		values[4] = Float8GetDatum((double) plan.group_load[g] / NS_CPU_LOAD);
 		values[5] = Int32GetDatum(processes[g]);
+		/* running now, as lending at a statement's start counts them */
+		values[6] = Int32GetDatum((int32) pg_atomic_read_u32(&numasched_running[g].statements));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -120,12 +120,23 @@ if wanted locality; then
 		tap test/vm/t/020_locality.pl || status=1
 	done
 fi
-# the companion measured (scx-bench, as root: it loads numasched-scx):
-# bursty and two-roles, the kernel alone, numasched on masks and numasched
-# with the companion, interleaved; VM_BENCH_ARGS adds numabench options (a
-# later --runs or --duration wins) and SCX_WORKLOADS picks the workloads (a
-# regex of bursty, two-roles); the results go to the share, where run.sh keeps
-# them with VM_BENCH_OUT
+# numabench in the guest, as root (scx-bench loads numasched-scx): VM_BENCH_ARGS
+# adds options (a later --runs or --duration wins); the results go to the
+# share, where run.sh keeps them with VM_BENCH_OUT
+bench() {
+	local workload=$1
+	shift
+	# shellcheck disable=SC2086
+	PATH=/usr/sbin:/usr/bin:/sbin:/bin python3 "$top/bench/numabench" run --pg-config "$pg_config" --workload "$workload" \
+		"$@" --runs 6 --duration 10 --warmup 3 --out "/vmresults/bench/$workload" ${VM_BENCH_ARGS:-} || status=1
+}
+# bursty across nodes (bursts): numasched's lending against the kernel alone
+if measured bursts; then
+	bench bursty --utilisation 60 --burst-ms 20 --clients 8 --config baseline --config numasched
+fi
+# the companion measured (scx-bench): bursty and two-roles, the kernel alone,
+# numasched on masks and numasched with the companion, interleaved;
+# SCX_WORKLOADS picks the workloads (a regex of bursty, two-roles)
 if measured scx-bench; then
 	bg=numasched,role.analytics.numasched.cpu_priority=background
 	for workload in "bursty --utilisation 60 --burst-ms 20 --clients 8 --config baseline --config numasched
@@ -134,8 +145,7 @@ if measured scx-bench; then
 			--config bg-scx=$bg,bench.companion=on"; do
 		[[ ${workload%% *} =~ ${SCX_WORKLOADS:-.} ]] || continue
 		# shellcheck disable=SC2086
-		PATH=/usr/sbin:/usr/bin:/sbin:/bin python3 "$top/bench/numabench" run --pg-config "$pg_config" --workload $workload \
-			--runs 6 --duration 10 --warmup 3 --out "/vmresults/bench/${workload%% *}" ${VM_BENCH_ARGS:-} || status=1
+		bench $workload
 	done
 fi
 # the cost of a new connection against the kernel alone (CONNECTION_PAIRS,

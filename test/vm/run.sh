@@ -10,8 +10,8 @@
 #     bash test/vm/run.sh 4      # four nodes, near and far pairs
 #
 # VM_ONLY (a regex of multinode, lending, background, companion, locality, interleave, pgnuma) picks the checks, and
-# names the measurement of a connection's cost (connections), which runs only
-# when named;
+# names the measurements, which run only when named: a connection's cost
+# (connections), bursty on masks (bursts), the companion's (scx-bench);
 # VM_KERNEL=sid boots Debian sid's kernel (sched_ext) instead of Debian 12's;
 # VM_CPUS=2 gives the 2-node VM one CPU per node;
 # VM_TCG_THREAD=single emulates every vCPU in one host thread: slower, but
