@@ -48,7 +48,7 @@ stop_server() {
 # numasched's inclusive instructions in one callgrind file: the hooks (a
 # backend is placed in the start-up transaction's commit callback), minus
 # what they call of PostgreSQL (standard_ExecutorStart and _ExecutorEnd,
-# standard_ProcessUtility),
+# standard_ProcessUtility), with the transaction callbacks,
 # plus the exit path.
 analyse() {
 	python3 - "$@" <<'PY'
@@ -72,7 +72,10 @@ def numasched_cost(incl):
     own = incl.get("numasched_client_authentication", 0)
     own += incl.get("numasched_xact_callback", 0)
     own += incl.get("numasched_executor_start", 0) - incl.get("standard_ExecutorStart", 0)
-    own += incl.get("numasched_executor_end", 0) - incl.get("standard_ExecutorEnd", 0)
+    # statement_lending.c hooks ExecutorEnd in a process once it counts a statement
+    if "executor_end" in incl:
+        own += incl["executor_end"] - incl.get("standard_ExecutorEnd", 0)
+    own += incl.get("on_xact_end", 0) + incl.get("on_subxact_abort", 0)
     own += incl.get("numasched_process_utility", 0) - incl.get("standard_ProcessUtility", 0)
     own += incl.get("release_own_slot", 0)
     return own

@@ -253,26 +253,36 @@ ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_lend_sam
 	return n;
 }
 
-/*
- * The CPUs group g's processes run on without a lender (its own, or where
- * the groups of a node share its CPUs, the node's), and the statements that
- * run there.
- */
-static void
-unit_of(const ns_plan *plan, const uint32_t *running, int g, int64_t *cpus, int64_t *busy)
+void
+ns_lend_unit(const ns_plan *plan, int g, int *first, int *ngroups, int *cpus)
 {
 	int			node = plan->groups[g].node;
 
 	if (!plan->groups_share_node)
 	{
+		*first = g;
+		*ngroups = 1;
 		*cpus = plan->groups[g].ncpus;
-		*busy = running[g];
 		return;
 	}
+	*first = plan->node_first_group[node];
+	*ngroups = plan->node_ngroups[node];
 	*cpus = plan->node_ncpus[node];
+}
+
+/* Group g's unit: its CPUs, and the statements that run on them. */
+static void
+unit_of(const ns_plan *plan, const uint32_t *running, int g, int64_t *cpus, int64_t *busy)
+{
+	int			first,
+				ngroups,
+				ncpus;
+
+	ns_lend_unit(plan, g, &first, &ngroups, &ncpus);
+	*cpus = ncpus;
 	*busy = 0;
-	for (int i = 0; i < plan->node_ngroups[node]; i++)
-		*busy += running[plan->node_first_group[node] + i];
+	for (int i = first; i < first + ngroups; i++)
+		*busy += running[i];
 }
 
 typedef struct statement_room_arg
@@ -329,24 +339,17 @@ statement_room(int g, const void *arg)
 	return 1 + less * 2 * NS_MAX_CPUS + own_free + NS_MAX_CPUS;
 }
 
-bool
-ns_lend_statement_fits(const ns_plan *plan, const uint32_t *running, int home)
-{
-	int64_t		cpus,
-				busy;
-
-	unit_of(plan, running, home, &cpus, &busy);
-	return busy < cpus;
-}
-
 int
 ns_lend_statement(const ns_plan *plan, const ns_settings *settings, const uint32_t *running, int home,
 				  const ns_cpuset *reach)
 {
 	statement_room_arg arg = {plan, running, reach, home};
+	int64_t		cpus,
+				busy;
 	int			g;
 
-	if (ns_lend_statement_fits(plan, running, home))
+	unit_of(plan, running, home, &cpus, &busy);
+	if (busy < cpus)
 		return home;
 	g = nearest_with_room(plan, settings, plan->groups[home].node, !plan->groups_share_node,
 						  statement_room, &arg);

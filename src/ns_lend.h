@@ -70,7 +70,11 @@ int			ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_le
  */
 int			ns_lend_statement(const ns_plan *plan, const ns_settings *settings, const uint32_t *running,
 							  int home, const ns_cpuset *reach);
-/* Whether one of home's CPUs (its node's, where groups share them) runs no statement. */
-bool		ns_lend_statement_fits(const ns_plan *plan, const uint32_t *running, int home);
+/*
+ * The groups whose statements share group g's CPUs, first .. first +
+ * ngroups - 1 (g alone, or its node's where the groups of a node share its
+ * CPUs), and the number of those CPUs.
+ */
+void		ns_lend_unit(const ns_plan *plan, int g, int *first, int *ngroups, int *cpus);
 
 #endif							/* NS_LEND_H */

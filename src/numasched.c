@@ -31,7 +31,6 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ClientAuthentication_hook_type prev_client_authentication_hook = NULL;
 static ExecutorStart_hook_type prev_executor_start_hook = NULL;
-static ExecutorEnd_hook_type prev_executor_end_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 /* a client backend (not a WAL sender), and whether it waits to be placed */
@@ -146,23 +145,13 @@ numasched_executor_start(QueryDesc *queryDesc, int eflags)
 		if (client_backend)
 			place_client_backend();
 		numasched_follow_slot();
-		numasched_statement_start(queryDesc);
+		if (numasched_may_count_statements())
+			numasched_statement_start(queryDesc);
 	}
 	if (prev_executor_start_hook)
 		prev_executor_start_hook(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
-}
-
-static void
-numasched_executor_end(QueryDesc *queryDesc)
-{
-	if (prev_executor_end_hook)
-		prev_executor_end_hook(queryDesc);
-	else
-		standard_ExecutorEnd(queryDesc);
-	if (numasched_state != NULL)
-		numasched_statement_end(queryDesc);
 }
 
 /*
@@ -182,7 +171,7 @@ numasched_process_utility(PlannedStmt *pstmt, const char *queryString, bool read
 		numasched_ring_scheduler();
 	if (client_backend)
 		place_client_backend();
-	if (numasched_state != NULL)
+	if (numasched_state != NULL && numasched_may_count_statements())
 		numasched_statement_start(pstmt);
 	numasched_in_set_statement = IsA(pstmt->utilityStmt, VariableSetStmt);
 	PG_TRY();
@@ -249,8 +238,6 @@ _PG_init(void)
 	ClientAuthentication_hook = numasched_client_authentication;
 	prev_executor_start_hook = ExecutorStart_hook;
 	ExecutorStart_hook = numasched_executor_start;
-	prev_executor_end_hook = ExecutorEnd_hook;
-	ExecutorEnd_hook = numasched_executor_end;
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = numasched_process_utility;
 	register_scheduler();

@@ -418,6 +418,20 @@ extern void numasched_lend_wake(void);
  */
 extern void numasched_statement_start(const void *statement);
 extern void numasched_statement_end(const void *statement);
+/* the plan statement_lending.c last looked at, and whether it has groups to lend between */
+extern uint32 numasched_lend_plan_generation;
+extern bool numasched_lend_plan_lends;
+
+/*
+ * Whether a statement may be counted: a new plan to look at, or one with
+ * groups to lend between (on one node with the defaults a statement costs
+ * these two loads).
+ */
+static inline bool
+numasched_may_count_statements(void)
+{
+	return numasched_lend_plan_lends || numasched_state->generation != numasched_lend_plan_generation;
+}
 
 extern void numasched_count(numasched_stat stat, uint64 n);
 

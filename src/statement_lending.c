@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
@@ -35,17 +36,34 @@
 static const void *counted_statement = NULL; /* the outermost statement */
 static int	counted_group = -1;			/* the group it is counted in */
 static SubTransactionId counted_subxact;
-static bool visiting = false;			/* bound to counted_group's CPUs */
+static bool visiting = false;			/* bound to counted_group's CPUs too */
 static uint32 *running_now;				/* the counts, as the core reads them */
-static bool callbacks_registered = false;
+static numasched_slot *my_slot;
+
+/*
+ * What a statement looks up once per plan: whether there are groups to lend
+ * between at all (on one node with the defaults there are not, and a
+ * statement costs two loads), and its group's unit (the groups that share
+ * its CPUs, ns_lend_unit), kept while its group stays what it was.
+ */
+uint32		numasched_lend_plan_generation = PG_UINT32_MAX;
+bool		numasched_lend_plan_lends = false;
+static int	unit_group = -1;
+static int	unit_first;
+static int	unit_ngroups;
+static int	unit_cpus;
+
+static ExecutorEnd_hook_type prev_executor_end_hook = NULL;
 
 static void end_counted(void);
+static void executor_end(QueryDesc *queryDesc);
 
 static void
 on_xact_end(XactEvent event, void *arg)
 {
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
-		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+	if (counted_statement != NULL &&
+		(event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+		 event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT))
 		end_counted();
 }
 
@@ -56,14 +74,38 @@ on_subxact_abort(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 		end_counted();
 }
 
-/* Whether statements of this process may be lent CPUs: counting costs too. */
-static bool
-may_lend(const numasched_slot *slot)
+/* A plan of "generation" (a first look). */
+static pg_noinline void
+look_at_plan(uint32 generation)
 {
-	return numasched_enabled && numasched_lend_idle_cpus && numasched_lend_at_start &&
-		slot->pid == MyProcPid &&
-		slot->group >= 0 && slot->bound && !slot->background && !numasched_companion_in_force() &&
-		numasched_groups_to_lend_between();
+	numasched_lend_plan_generation = generation;
+	numasched_lend_plan_lends = numasched_groups_to_lend_between();
+	unit_group = -1;
+}
+
+/* Counted from now on: its end too (a process that never counts has no hook at its end). */
+static void
+start_counting(void)
+{
+	RegisterXactCallback(on_xact_end, NULL);
+	RegisterSubXactCallback(on_subxact_abort, NULL);
+	running_now = MemoryContextAllocZero(TopMemoryContext, Max(numasched_state->max_groups, 1) * sizeof(uint32));
+	prev_executor_end_hook = ExecutorEnd_hook;
+	ExecutorEnd_hook = executor_end;
+	my_slot = &numasched_slots[numasched_procno(MyProc)];
+}
+
+/* The unit of group "home" (a first look); false: no such group. */
+static pg_noinline bool
+look_at_unit(int home)
+{
+	const ns_plan *plan = numasched_shared_plan();
+
+	if (home >= plan->ngroups)
+		return false;
+	unit_group = home;
+	ns_lend_unit(plan, home, &unit_first, &unit_ngroups, &unit_cpus);
+	return true;
 }
 
 /* The counts of the groups from..to-1, read without the lock. */
@@ -104,45 +146,21 @@ visit(numasched_slot *slot, int home, int to)
 	return bound;
 }
 
-void
-numasched_statement_start(const void *statement)
+/*
+ * The statement counted in "home" would wait for a CPU there: it is lent
+ * one elsewhere if it would wait a statement less (out of the way of every
+ * statement that fits).
+ */
+static pg_noinline void
+lend_at_start(numasched_slot *slot, int home)
 {
-	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
-	const ns_plan *plan;
 	ns_settings settings;
-	int			home = slot->group;
-	int			node;
 	int			to;
 
-	/* a statement inside the outermost one runs where that one does */
-	if (counted_statement != NULL || !may_lend(slot))
-		return;
-	if (!callbacks_registered)
-	{
-		RegisterXactCallback(on_xact_end, NULL);
-		RegisterSubXactCallback(on_subxact_abort, NULL);
-		running_now = MemoryContextAllocZero(TopMemoryContext,
-											 Max(numasched_state->max_groups, 1) * sizeof(uint32));
-		callbacks_registered = true;
-	}
-	plan = numasched_shared_plan();
-	if (home >= plan->ngroups)
-		return;
-	counted_statement = statement;
-	counted_group = home;
-	counted_subxact = GetCurrentSubTransactionId();
-	pg_atomic_fetch_add_u32(&numasched_running[home].statements, 1);
-
-	/* the counts of its own node, without this statement: a CPU free at home? */
-	node = plan->groups[home].node;
-	read_running(plan->node_first_group[node], plan->node_first_group[node] + plan->node_ngroups[node]);
+	read_running(0, numasched_shared_plan()->ngroups);
 	running_now[home] = running_now[home] > 0 ? running_now[home] - 1 : 0;
-	if (ns_lend_statement_fits(plan, running_now, home))
-		return;
-	read_running(0, plan->node_first_group[node]);
-	read_running(plan->node_first_group[node] + plan->node_ngroups[node], plan->ngroups);
 	numasched_settings(&settings);
-	to = ns_lend_statement(plan, &settings, running_now, home, numasched_slot_reach(slot));
+	to = ns_lend_statement(numasched_shared_plan(), &settings, running_now, home, numasched_slot_reach(slot));
 	if (to == home)
 		return;
 	pg_atomic_fetch_add_u32(&numasched_running[to].statements, 1);
@@ -151,21 +169,53 @@ numasched_statement_start(const void *statement)
 	visiting = visit(slot, home, to);
 }
 
-static void
-end_counted(void)
+/*
+ * Counting costs every statement: its way, while a CPU of its unit is free,
+ * is a few loads, one atomic add here and one subtract at its end.
+ */
+void
+numasched_statement_start(const void *statement)
 {
-	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
+	numasched_slot *slot = my_slot;
+	uint32		generation = numasched_state->generation;
+	int			home;
+	int64		busy;
 
-	if (counted_statement == NULL)
+	if (generation != numasched_lend_plan_generation)
+		look_at_plan(generation);
+	/* a statement inside the outermost one runs where that one does */
+	if (!numasched_lend_plan_lends || counted_statement != NULL || !numasched_enabled ||
+		!numasched_lend_idle_cpus || !numasched_lend_at_start)
 		return;
-	counted_statement = NULL;
-	pg_atomic_fetch_sub_u32(&numasched_running[counted_group].statements, 1);
-	counted_group = -1;
-	if (!visiting)
+	if (slot == NULL)
+	{
+		start_counting();
+		slot = my_slot;
+	}
+	home = slot->group;
+	if (home < 0 || slot->pid != MyProcPid || !slot->bound || slot->background ||
+		numasched_companion_in_force())
 		return;
+	if (home != unit_group && !look_at_unit(home))
+		return;
+	counted_statement = statement;
+	counted_group = home;
+	counted_subxact = GetCurrentSubTransactionId();
+	/* with this statement: a CPU was free for it */
+	busy = pg_atomic_fetch_add_u32(&numasched_running[home].statements, 1) + 1;
+	for (int g = unit_first; g < unit_first + unit_ngroups; g++)
+		if (g != home)
+			busy += pg_atomic_read_u32(&numasched_running[g].statements);
+	if (busy > unit_cpus)
+		lend_at_start(slot, home);
+}
+
+/* Home again at the end of a visit, unless a move, a regroup or the companion ended it. */
+static pg_noinline void
+end_visit(numasched_slot *slot)
+{
 	visiting = false;
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
-	/* unless a move, a regroup or the companion ended the visit already */
 	if (slot->pid == MyProcPid && slot->visit_group >= 0)
 	{
 		ns_cpuset	cpus;
@@ -177,9 +227,31 @@ end_counted(void)
 	numasched_release();
 }
 
+static void
+end_counted(void)
+{
+	if (counted_statement == NULL)
+		return;
+	counted_statement = NULL;
+	pg_atomic_fetch_sub_u32(&numasched_running[counted_group].statements, 1);
+	counted_group = -1;
+	if (visiting)
+		end_visit(my_slot);
+}
+
 void
 numasched_statement_end(const void *statement)
 {
 	if (statement == counted_statement)
 		end_counted();
+}
+
+static void
+executor_end(QueryDesc *queryDesc)
+{
+	if (prev_executor_end_hook)
+		prev_executor_end_hook(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+	numasched_statement_end(queryDesc);
 }

@@ -666,8 +666,18 @@ test_statement_lending(void)
 	running[1] = 88;
 	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 3,
 		   "statement lending, groups sharing their node: two per CPU at home, the nearest node's group with the most of its own CPUs free");
-	tap_ok(ns_lend_statement_fits(plan, running, 2) && !ns_lend_statement_fits(plan, running, 1),
-		   "statement lending, groups sharing their node: what fits is counted by node");
+	{
+		int			first,
+					ngroups,
+					cpus;
+
+		ns_lend_unit(plan, 3, &first, &ngroups, &cpus);
+		tap_ok(first == 2 && ngroups == 2 && cpus == 64,
+			   "statement lending, groups sharing their node: group 3 counts with its node's groups (2 and 3, 64 CPUs)");
+		plan->groups_share_node = false;
+		ns_lend_unit(plan, 3, &first, &ngroups, &cpus);
+		tap_ok(first == 3 && ngroups == 1 && cpus == 32, "statement lending, strict: group 3 counts alone (32 CPUs)");
+	}
 	plan->groups_share_node = false;
 	ns_plan_free(plan);
 	ns_topology_free(topo);
