@@ -197,9 +197,11 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 					continue;
 				/* where its statement starts: at home, or lent a CPU at once */
 				t->runs = ns_lend_statement(plan, settings, running, t->group, NULL);
-				running[t->runs]++;
+				/* a visitor is counted at home too, as the extension counts it */
+				running[t->group]++;
 				if (t->runs != t->group)
 				{
+					running[t->runs]++;
 					result->visits++;
 					result->cross_node += plan->groups[t->runs].node != t->mem;
 				}
@@ -394,7 +396,9 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 			t->left = -1;		/* its part of the burst is done */
 			if (policy == BURST_NUMASCHED)
 			{
-				running[t->runs]--;
+				running[t->group]--;
+				if (t->runs != t->group)
+					running[t->runs]--;
 				t->runs = t->group;
 			}
 			if (--ss->active > 0)

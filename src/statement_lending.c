@@ -13,7 +13,9 @@
  * that a long statement whose home idles again may go back (the kernel
  * balances it as any other), and to its own alone at its end.
  * Nothing else moves: its home, its load and its memory stay where they are
- * (memory.c allocates on the home node while it may run elsewhere).
+ * (memory.c allocates on the home node while it may run elsewhere), and it
+ * stays counted at home too, so that no statement of the group it visits
+ * takes its home's CPU in exchange.
  *
  * A statement is the outermost executor run or utility statement of a
  * backend or parallel worker (a DO block's loops, a CREATE INDEX), from its
@@ -35,6 +37,7 @@
 
 static const void *counted_statement = NULL; /* the outermost statement */
 static int	counted_group = -1;			/* the group it is counted in */
+static int	counted_visit = -1;			/* and the group it visits, counted there too */
 static SubTransactionId counted_subxact;
 static bool visiting = false;			/* bound to counted_group's CPUs too */
 static uint32 *running_now;				/* the counts, as the core reads them */
@@ -163,9 +166,15 @@ lend_at_start(numasched_slot *slot, int home)
 	to = ns_lend_statement(numasched_shared_plan(), &settings, running_now, home, numasched_slot_reach(slot));
 	if (to == home)
 		return;
+	/*
+	 * Counted there, and still at home: a process away keeps its place, so
+	 * that the statements of the group it visits do not take its home's CPU
+	 * on the count (each would then run away from its memory, swapped with
+	 * the visitor for as long as both run); the kernel sends the visitor
+	 * home when its home idles, as its mask allows.
+	 */
 	pg_atomic_fetch_add_u32(&numasched_running[to].statements, 1);
-	pg_atomic_fetch_sub_u32(&numasched_running[home].statements, 1);
-	counted_group = to;
+	counted_visit = to;
 	visiting = visit(slot, home, to);
 }
 
@@ -235,6 +244,11 @@ end_counted(void)
 	counted_statement = NULL;
 	pg_atomic_fetch_sub_u32(&numasched_running[counted_group].statements, 1);
 	counted_group = -1;
+	if (counted_visit >= 0)
+	{
+		pg_atomic_fetch_sub_u32(&numasched_running[counted_visit].statements, 1);
+		counted_visit = -1;
+	}
 	if (visiting)
 		end_visit(my_slot);
 }
