@@ -10,7 +10,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 
-our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages private_on heap_policy last_cpu stat_field need_cpus
+our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages private_on heap_policy last_cpu first_away stat_field need_cpus
   node_cpus sched_policy runnable
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
   background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand);
@@ -152,6 +152,26 @@ sub last_cpu
 {
 	my ($pid) = @_;
 	return stat_field($pid, 39);
+}
+
+# The first of the processes @$pids seen on a CPU of a node other than
+# $home (%$node_of_cpu: CPU => node), looking every 2 ms for up to $timeout
+# seconds: (pid, seconds until seen, that node), or () if none left.
+sub first_away
+{
+	my ($pids, $node_of_cpu, $home, $timeout) = @_;
+	my $t0 = Time::HiRes::time();
+	while (Time::HiRes::time() - $t0 < $timeout)
+	{
+		for my $pid (@$pids)
+		{
+			my $cpu = last_cpu($pid);
+			return ($pid, Time::HiRes::time() - $t0, $node_of_cpu->{$cpu})
+			  if defined $cpu && $node_of_cpu->{$cpu} != $home;
+		}
+		usleep(2_000);
+	}
+	return ();
 }
 
 # Each CPU's busy and idle time so far (idle and iowait), in clock ticks,

@@ -82,21 +82,7 @@ sub lend_a_burst
 	my $migrated = stat_of('pages_migrated');
 	my $all_running = wait_until(sub { !grep { !runnable($_) } @$pids }, 60);
 	ok($all_running, "$how: $busy busy backends on node $home ($cpus_of_node{$home}): all runnable");
-	my $t0 = time();
-	my ($visitor, $after);
-	while (time() - $t0 < 10 && !defined $visitor)
-	{
-		for my $pid (@$pids)
-		{
-			my $cpu = last_cpu($pid);
-			if (defined $cpu && $node_of_cpu{$cpu} != $home)
-			{
-				($visitor, $after) = ($pid, time() - $t0);
-				last;
-			}
-		}
-		usleep(2_000);
-	}
+	my ($visitor, $after) = first_away($pids, \%node_of_cpu, $home, 10);
 	ok(defined $visitor, "$how: a busy backend runs on a CPU of another node");
 	note(sprintf('backend %d ran off node %d %.0f ms after all were runnable', $visitor // 0, $home, 1000 * ($after // 0)));
 	cmp_ok($after // 99, '<=', 0.1, "$how: within 100 ms of the burst (the kernel alone: at the next wakeup or balance)");

@@ -58,19 +58,9 @@ is(join(',', sort { $a <=> $b } map { my ($a, $b) = split /-/; defined $b ? ($a 
 
 $_->query_until(qr/started/, $spin) for @normal;
 $bg->query_until(qr/started/, $spin);
-my $t0 = time();
-my $away;
-while (time() - $t0 < 5 && !defined $away)
-{
-	my $cpu = last_cpu($bg_pid);
-	# with more than two nodes, any other node's idle CPU will do
-	if (defined $cpu && $node_of_cpu{$cpu} != $home)
-	{
-		$away = time() - $t0;
-		$other = $node_of_cpu{$cpu};
-	}
-	usleep(5_000);
-}
+# with more than two nodes, any other node's idle CPU will do
+my (undef, $away, $away_node) = first_away([$bg_pid], \%node_of_cpu, $home, 5);
+$other = $away_node if defined $away;
 ok(defined $away, "the background session runs on another node's idle CPU while normal work fills node $home");
 note(sprintf('on node %d %.0f ms after the burst began', $other, 1000 * ($away // 0)));
 sleep 1;

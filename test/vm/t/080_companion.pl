@@ -192,21 +192,7 @@ is($node->safe_psql('postgres',
 $_->query_until(qr/started/, "\\echo started\nDO \$\$ BEGIN WHILE clock_timestamp() < statement_timestamp() + interval '$burst s' LOOP END LOOP; END \$\$;\n")
   for @sessions;
 ok(wait_until(sub { !grep { !runnable($_) } @pids }, 60), 'all busy');
-my $t0 = time();
-my ($visitor, $after);
-while (time() - $t0 < 5 && !defined $visitor)
-{
-	for my $pid (@pids)
-	{
-		my $cpu = last_cpu($pid);
-		if (defined $cpu && $node_of_cpu{$cpu} != $home)
-		{
-			($visitor, $after) = ($pid, time() - $t0);
-			last;
-		}
-	}
-	usleep(2_000);
-}
+my ($visitor, $after) = first_away(\@pids, \%node_of_cpu, $home, 5);
 ok(defined $visitor, 'a busy backend runs on a CPU of another node');
 note(sprintf('backend %d ran off node %d %.0f ms after all were busy', $visitor // 0, $home, 1000 * ($after // 0)));
 cmp_ok($after // 99, '<=', 0.1, 'within 100 ms');
