@@ -270,9 +270,13 @@ ns_lend_unit(const ns_plan *plan, int g, int *first, int *ngroups, int *cpus)
 	*cpus = plan->node_ncpus[node];
 }
 
-/* Group g's unit: its CPUs, and the statements that run on them. */
+/*
+ * Group g's unit: its CPUs, and the statements that run on them, and with
+ * "away" (NULL: none) those of its own lent CPUs elsewhere too.
+ */
 static void
-unit_of(const ns_plan *plan, const uint32_t *running, int g, int64_t *cpus, int64_t *busy)
+unit_of(const ns_plan *plan, const uint32_t *running, const uint32_t *away, int g, int64_t *cpus,
+		int64_t *busy)
 {
 	int			first,
 				ngroups,
@@ -282,13 +286,14 @@ unit_of(const ns_plan *plan, const uint32_t *running, int g, int64_t *cpus, int6
 	*cpus = ncpus;
 	*busy = 0;
 	for (int i = first; i < first + ngroups; i++)
-		*busy += running[i];
+		*busy += running[i] + (away ? away[i] : 0);
 }
 
 typedef struct statement_room_arg
 {
 	const ns_plan *plan;
 	const uint32_t *running;
+	const uint32_t *away;
 	const ns_cpuset *reach;
 	int			home;
 } statement_room_arg;
@@ -308,6 +313,9 @@ wait_times_cpus(int64_t cpus, int64_t busy)
  * A group where the statement would wait at least one statement less than
  * at home: a shorter wait costs less than running away from its memory (a
  * node of many CPUs frees one soon, and the tick lends if it does not).
+ * There, the group's own statements lent CPUs elsewhere count as its: they
+ * go home when it idles, and a statement that took their CPU would run
+ * swapped with them, both away from their memory.
  * The most room goes to the shortest wait, then to the group with the most
  * of its own CPUs free: a visitor is moved onto the group's CPUs.
  */
@@ -324,8 +332,8 @@ statement_room(int g, const void *arg)
 
 	if (g == a->home || !ns_in_set(a->reach, g))
 		return 0;
-	unit_of(a->plan, a->running, g, &cpus, &busy);
-	unit_of(a->plan, a->running, a->home, &home_cpus, &home_busy);
+	unit_of(a->plan, a->running, a->away, g, &cpus, &busy);
+	unit_of(a->plan, a->running, NULL, a->home, &home_cpus, &home_busy);
 	/* wait at home / home_cpus - wait there / cpus >= 1 */
 	less = wait_times_cpus(home_cpus, home_busy) * cpus - wait_times_cpus(cpus, busy) * home_cpus -
 		home_cpus * cpus;
@@ -340,15 +348,15 @@ statement_room(int g, const void *arg)
 }
 
 int
-ns_lend_statement(const ns_plan *plan, const ns_settings *settings, const uint32_t *running, int home,
-				  const ns_cpuset *reach)
+ns_lend_statement(const ns_plan *plan, const ns_settings *settings, const uint32_t *running,
+				  const uint32_t *away, int home, const ns_cpuset *reach)
 {
-	statement_room_arg arg = {plan, running, reach, home};
+	statement_room_arg arg = {plan, running, away, reach, home};
 	int64_t		cpus,
 				busy;
 	int			g;
 
-	unit_of(plan, running, home, &cpus, &busy);
+	unit_of(plan, running, NULL, home, &cpus, &busy);
 	if (busy < cpus)
 		return home;
 	g = nearest_with_room(plan, settings, plan->groups[home].node, !plan->groups_share_node,

@@ -62,14 +62,15 @@ int			ns_lend_tick(const ns_plan *plan, const ns_settings *settings, const ns_le
  * that run there, this one not yet); else in the group of the nearest node
  * where it would wait at least one statement less for a CPU (its wait: a
  * CPU's share of the statements ahead of it), the shortest wait; at home
- * when none.  A group of one CPU lends to the next statement, a node of 32
- * only when it has a statement for each CPU waiting.  Reach is lending's,
- * and "reach" (a set of groups; NULL: all) limits it further.  This is
- * lending at the start of a burst: the tick above sees the work that starts
- * to wait later.
+ * when none.  There, a group's own statements lent CPUs elsewhere (away[],
+ * NULL: none) count too: they come back when it idles.  A group of one CPU
+ * lends to the next statement, a node of 32 only when it has a statement
+ * for each CPU waiting.  Reach is lending's, and "reach" (a set of groups;
+ * NULL: all) limits it further.  This is lending at the start of a burst:
+ * the tick above sees the work that starts to wait later.
  */
 int			ns_lend_statement(const ns_plan *plan, const ns_settings *settings, const uint32_t *running,
-							  int home, const ns_cpuset *reach);
+							  const uint32_t *away, int home, const ns_cpuset *reach);
 /*
  * The groups whose statements share group g's CPUs, first .. first +
  * ngroups - 1 (g alone, or its node's where the groups of a node share its

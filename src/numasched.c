@@ -126,7 +126,8 @@ numasched_client_authentication(Port *port, int status)
  * A parallel worker of a query places itself when it starts its part, next
  * to its leader (found through the lock group).  A backend that was moved
  * adopts the memory policy of its new node here, at its next statement.  A
- * statement that finds its group's CPUs all busy is lent an idle one.
+ * statement that would wait a whole statement for its group's CPUs is lent
+ * another group's.
  */
 static void
 numasched_executor_start(QueryDesc *queryDesc, int eflags)

@@ -62,7 +62,7 @@ typedef struct numasched_slot
 	TimestampTz placed_at;
 	ns_cpuset	cpus;			/* the CPUs of its group it was bound to */
 	int16		lent_group;		/* a group lending it CPUs too; -1: none */
-	int16		visit_group;	/* runs its statement on this group's CPUs alone; -1: none */
+	int16		visit_group;	/* lent this group's CPUs for its statement; -1: none */
 	bool		background;		/* background CPU priority: runs on every CPU in reach */
 	bool		autogroup_pending;	/* its autogroup's nice is still to be set */
 	bool		raised;			/* normal for now: it holds a lock normal work waits for */
@@ -163,12 +163,17 @@ extern numasched_class *numasched_classes;
 extern int16 *numasched_group_lender;
 
 /*
- * Per group of the shared plan: the statements running in it
- * (statement_lending.c), each on a cache line of its own.
+ * Per group of the shared plan (statement_lending.c), each on a cache line
+ * of its own: the statements running in it, and its own statements lent
+ * another group's CPUs.
  */
 typedef union numasched_group_running
 {
-	pg_atomic_uint32 statements;
+	struct
+	{
+		pg_atomic_uint32 statements;
+		pg_atomic_uint32 away;
+	};
 	char		pad[PG_CACHE_LINE_SIZE];
 } numasched_group_running;
 extern numasched_group_running *numasched_running;
@@ -412,9 +417,10 @@ extern bool numasched_lend_quiet(void);
 extern void numasched_lend_wake(void);
 
 /*
- * A statement that starts where every CPU of its group runs one already is
- * lent the nearest idle group's CPUs until its end (statement_lending.c);
- * "statement" is what tells its end: its QueryDesc or its PlannedStmt.
+ * A statement that would wait a whole statement for a CPU of its group is
+ * lent the CPUs of the nearest group where it would not, until its end
+ * (statement_lending.c); "statement" is what tells its end: its QueryDesc
+ * or its PlannedStmt.
  */
 extern void numasched_statement_start(const void *statement);
 extern void numasched_statement_end(const void *statement);

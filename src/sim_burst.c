@@ -117,6 +117,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	uint64_t   *waited_us;
 	int		   *changed;
 	uint32_t   *running;		/* numasched: bursts running per group */
+	uint32_t   *away;			/* numasched: per group, its bursts running elsewhere */
 	ns_lending	lending = {0};
 	double	   *latencies;
 	long		nlatencies = 0;
@@ -147,10 +148,11 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	waited_us = calloc(plan->ngroups, sizeof(uint64_t));
 	changed = calloc(plan->ngroups, sizeof(int));
 	running = calloc(plan->ngroups, sizeof(uint32_t));
+	away = calloc(plan->ngroups, sizeof(uint32_t));
 	latency_room = 1024;
 	latencies = malloc(sizeof(double) * latency_room);
 	if (!tasks || !sessions || !runnable || !count || !first || !group_idle || !group_ran || !node_idle ||
-		!node_waiting || !idle_us || !waited_us || !changed || !running || !latencies ||
+		!node_waiting || !idle_us || !waited_us || !changed || !running || !away || !latencies ||
 		(policy == BURST_NUMASCHED && !ns_lending_alloc(plan->ngroups, &lending)))
 		plan_fail("out of memory");
 
@@ -196,12 +198,11 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 				if (policy != BURST_NUMASCHED)
 					continue;
 				/* where its statement starts: at home, or lent a CPU at once */
-				t->runs = ns_lend_statement(plan, settings, running, t->group, NULL);
-				/* a visitor is counted at home too, as the extension counts it */
-				running[t->group]++;
+				t->runs = ns_lend_statement(plan, settings, running, away, t->group, NULL);
+				running[t->runs]++;
 				if (t->runs != t->group)
 				{
-					running[t->runs]++;
+					away[t->group]++;
 					result->visits++;
 					result->cross_node += plan->groups[t->runs].node != t->mem;
 				}
@@ -396,9 +397,9 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 			t->left = -1;		/* its part of the burst is done */
 			if (policy == BURST_NUMASCHED)
 			{
-				running[t->group]--;
+				running[t->runs]--;
 				if (t->runs != t->group)
-					running[t->runs]--;
+					away[t->group]--;
 				t->runs = t->group;
 			}
 			if (--ss->active > 0)
@@ -436,6 +437,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	free(waited_us);
 	free(changed);
 	free(running);
+	free(away);
 	free(latencies);
 	if (policy == BURST_NUMASCHED)
 		ns_lending_free(&lending);

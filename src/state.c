@@ -248,6 +248,7 @@ numasched_shmem_attach(void)
 		{
 			numasched_group_lender[g] = -1;
 			pg_atomic_init_u32(&numasched_running[g].statements, 0);
+			pg_atomic_init_u32(&numasched_running[g].away, 0);
 		}
 		numasched_state->failed_groups_per_node = -1;
 	}

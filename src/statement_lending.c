@@ -1,6 +1,7 @@
 /*
- * statement_lending.c - a statement that starts while every CPU of its group
- * runs one already is lent the nearest idle group's CPUs until its end
+ * statement_lending.c - a statement that would wait a whole statement for a
+ * CPU of its group is lent the CPUs of the nearest group where it would not,
+ * until its end
  *
  * The scheduler's lending (lending.c) sees work wait a tick after it began,
  * and a burst of short statements is over by then.  So each statement is
@@ -8,22 +9,22 @@
  * line at its start, one subtract at its end), and one that starts where its
  * group's CPUs (its node's, where the groups of a node share them) all run
  * a statement already asks the core (ns_lend_statement) for the nearest
- * group in reach with a CPU that runs none.  It binds itself to that group's
+ * group in reach where it would wait a statement less.  It binds itself to that group's
  * CPUs alone, which moves it there at once, then to those and its own, so
  * that a long statement whose home idles again may go back (the kernel
  * balances it as any other), and to its own alone at its end.
  * Nothing else moves: its home, its load and its memory stay where they are
  * (memory.c allocates on the home node while it may run elsewhere), and it
- * stays counted at home too, so that no statement of the group it visits
+ * is counted away from home, so that no statement of the group it visits
  * takes its home's CPU in exchange.
  *
  * A statement is the outermost executor run or utility statement of a
  * backend or parallel worker (a DO block's loops, a CREATE INDEX), from its
  * start to its end, or to the end of the (sub)transaction it started in
  * where an error skipped that, or where it ends transactions itself (a
- * VACUUM).  One that
- * waits for a lock or for I/O counts as running: the counts see statements,
- * not the kernel's run queues, and the tick corrects what they miss.
+ * VACUUM).  One that waits for a lock or for I/O counts as running: the
+ * counts see statements, not the kernel's run queues, and the tick corrects
+ * what they miss.
  */
 #include "postgres.h"
 
@@ -37,10 +38,11 @@
 
 static const void *counted_statement = NULL; /* the outermost statement */
 static int	counted_group = -1;			/* the group it is counted in */
-static int	counted_visit = -1;			/* and the group it visits, counted there too */
+static int	counted_home;				/* its own group */
+static bool counted_away = false;		/* lent another group's CPUs, counted away from home */
 static SubTransactionId counted_subxact;
-static bool visiting = false;			/* bound to counted_group's CPUs too */
 static uint32 *running_now;				/* the counts, as the core reads them */
+static uint32 *away_now;
 static numasched_slot *my_slot;
 
 /*
@@ -93,6 +95,7 @@ start_counting(void)
 	RegisterXactCallback(on_xact_end, NULL);
 	RegisterSubXactCallback(on_subxact_abort, NULL);
 	running_now = MemoryContextAllocZero(TopMemoryContext, Max(numasched_state->max_groups, 1) * sizeof(uint32));
+	away_now = MemoryContextAllocZero(TopMemoryContext, Max(numasched_state->max_groups, 1) * sizeof(uint32));
 	prev_executor_end_hook = ExecutorEnd_hook;
 	ExecutorEnd_hook = executor_end;
 	my_slot = &numasched_slots[numasched_procno(MyProc)];
@@ -111,12 +114,15 @@ look_at_unit(int home)
 	return true;
 }
 
-/* The counts of the groups from..to-1, read without the lock. */
+/* The counts of the groups below "to", read without the lock. */
 static void
-read_running(int from, int to)
+read_running(int to)
 {
-	for (int g = from; g < to; g++)
+	for (int g = 0; g < to; g++)
+	{
 		running_now[g] = pg_atomic_read_u32(&numasched_running[g].statements);
+		away_now[g] = pg_atomic_read_u32(&numasched_running[g].away);
+	}
 }
 
 /* Moves this process onto group "to"'s CPUs, which it may use until the end of its statement. */
@@ -160,22 +166,26 @@ lend_at_start(numasched_slot *slot, int home)
 	ns_settings settings;
 	int			to;
 
-	read_running(0, numasched_shared_plan()->ngroups);
+	read_running(numasched_shared_plan()->ngroups);
 	running_now[home] = running_now[home] > 0 ? running_now[home] - 1 : 0;
 	numasched_settings(&settings);
-	to = ns_lend_statement(numasched_shared_plan(), &settings, running_now, home, numasched_slot_reach(slot));
-	if (to == home)
+	to = ns_lend_statement(numasched_shared_plan(), &settings, running_now, away_now, home,
+						   numasched_slot_reach(slot));
+	if (to == home || !visit(slot, home, to))
 		return;
+
 	/*
-	 * Counted there, and still at home: a process away keeps its place, so
-	 * that the statements of the group it visits do not take its home's CPU
-	 * on the count (each would then run away from its memory, swapped with
-	 * the visitor for as long as both run); the kernel sends the visitor
-	 * home when its home idles, as its mask allows.
+	 * Counted where it runs, and away from home: the statements of the group
+	 * it visits then count it as their home's (ns_lend_statement), and do not
+	 * take its home's CPU on the count (each would run away from its memory,
+	 * swapped with the visitor for as long as both run); the kernel sends
+	 * the visitor home when its home idles, as its mask allows.
 	 */
 	pg_atomic_fetch_add_u32(&numasched_running[to].statements, 1);
-	counted_visit = to;
-	visiting = visit(slot, home, to);
+	pg_atomic_fetch_sub_u32(&numasched_running[home].statements, 1);
+	pg_atomic_fetch_add_u32(&numasched_running[home].away, 1);
+	counted_group = to;
+	counted_away = true;
 }
 
 /*
@@ -208,7 +218,7 @@ numasched_statement_start(const void *statement)
 	if (home != unit_group && !look_at_unit(home))
 		return;
 	counted_statement = statement;
-	counted_group = home;
+	counted_group = counted_home = home;
 	counted_subxact = GetCurrentSubTransactionId();
 	/* with this statement: a CPU was free for it */
 	busy = pg_atomic_fetch_add_u32(&numasched_running[home].statements, 1) + 1;
@@ -223,7 +233,6 @@ numasched_statement_start(const void *statement)
 static pg_noinline void
 end_visit(numasched_slot *slot)
 {
-	visiting = false;
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	if (slot->pid == MyProcPid && slot->visit_group >= 0)
 	{
@@ -244,13 +253,12 @@ end_counted(void)
 	counted_statement = NULL;
 	pg_atomic_fetch_sub_u32(&numasched_running[counted_group].statements, 1);
 	counted_group = -1;
-	if (counted_visit >= 0)
+	if (counted_away)
 	{
-		pg_atomic_fetch_sub_u32(&numasched_running[counted_visit].statements, 1);
-		counted_visit = -1;
-	}
-	if (visiting)
+		pg_atomic_fetch_sub_u32(&numasched_running[counted_home].away, 1);
+		counted_away = false;
 		end_visit(my_slot);
+	}
 }
 
 void

@@ -620,51 +620,57 @@ test_statement_lending(void)
 
 	ns_settings_default(&s);
 	tap_ok(plan && plan->ngroups == 8, "statement lending: a plan of 8 groups");
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 0,
 		   "statement lending: a statement runs at home while one of its group's CPUs runs none");
 	running[0] = 32;
 	running[3] = 0;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 0,
 		   "statement lending: its group full, it would wait a 32nd of a statement at home: it stays (an idle group elsewhere)");
 	running[0] = 64;
 	running[1] = 31;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 1,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 1,
 		   "statement lending: a wait of a statement at home (65 on 32), the other group of its node first (no wait), before an idler one of another node");
+	{
+		uint32_t	away[8] = {0, 10, 0, 0, 0, 0, 0, 0};
+
+		tap_ok(ns_lend_statement(plan, &s, running, away, 0, NULL) == 3,
+			   "statement lending: a group's own statements lent CPUs elsewhere count there (group 1: 31 + 10 away), so it goes to group 3");
+	}
 	running[1] = 40;
 	running[2] = 30;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 3,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 3,
 		   "statement lending: its node's other group busy too (41), the group of the nearest node with the shortest wait");
 	running[2] = running[3] = running[4] = running[5] = 40;
 	running[6] = 0;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 6,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 6,
 		   "statement lending: with the near node busy too, a far one");
 	s.max_steal_distance = 12;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 0,
 		   "statement lending: never beyond max_steal_distance (12: node 0 reaches node 1 only)");
 	s.max_steal_distance = 0;
 	ns_cpuset_zero(&reach);
 	ns_cpuset_set(&reach, 0);
 	ns_cpuset_set(&reach, 1);
-	tap_ok(ns_lend_statement(plan, &s, running, 0, &reach) == 0,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, &reach) == 0,
 		   "statement lending: never outside its class's reach (groups 0 and 1)");
 	running[1] = 33;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, &reach) == 0,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, &reach) == 0,
 		   "statement lending: a wait less than a statement shorter elsewhere keeps it home (33/32 at home, 2/32 there)");
 	running[0] = 65;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, &reach) == 1,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, &reach) == 1,
 		   "statement lending: ...one a statement shorter moves it (34/32 against 2/32)");
 
 	plan->groups_share_node = true;
 	memset(running, 0, sizeof(running));
 	running[0] = 40;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 0,
 		   "statement lending, groups sharing their node: at home while its node has a CPU free (40 of 64 busy, all in its group)");
 	running[1] = 24;
 	running[2] = 1;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 0,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 0,
 		   "statement lending, groups sharing their node: its node just full (65 on 64), at home");
 	running[1] = 88;
-	tap_ok(ns_lend_statement(plan, &s, running, 0, NULL) == 3,
+	tap_ok(ns_lend_statement(plan, &s, running, NULL, 0, NULL) == 3,
 		   "statement lending, groups sharing their node: two per CPU at home, the nearest node's group with the most of its own CPUs free");
 	{
 		int			first,
