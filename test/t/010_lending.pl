@@ -64,6 +64,13 @@ sub start_burst
 	  for @$sessions;
 }
 
+# CPU time a process has had, in clock ticks (utime + stime of /proc/PID/stat)
+sub busy_ticks
+{
+	my ($pid) = @_;
+	return (stat_field($pid, 14) // 0) + (stat_field($pid, 15) // 0);
+}
+
 sub stat_of
 {
 	my ($column) = @_;
@@ -76,7 +83,11 @@ my %other = map { $_ => 1 } split /,/, $other_cpus;
 # home CPU running one, on the other group's CPU from its first instant
 my ($sessions, $pids) = sessions_at_home();
 my $statement_lends = stat_of('statement_lends');
+my $cpu_ticks0 = busy_ticks($pids->[0]);
 start_burst([ $sessions->[0] ]);
+# psql says "started" before it sends the statement: wait until the kernel
+# has run the first one a little, so that it is counted when the second starts
+ok(wait_until(sub { busy_ticks($pids->[0]) >= $cpu_ticks0 + 3 }, 5), 'statement lending: the first busy statement runs');
 start_burst([ $sessions->[1] ]);
 my $t_second = time();
 is(kernel_cpus($pids->[0]), $home_cpus, "statement lending: the first busy statement runs in its group ($home_cpus)");
