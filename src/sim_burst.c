@@ -6,7 +6,8 @@
  *   share their node (numasched.group_binding = preferred) to its node's
  *   groups, its own group's CPUs first; a burst that starts where every
  *   CPU of its group runs a burst already runs in the nearest group with
- *   one that does not (ns_lend_statement), and every lend_every ticks the
+ *   one that does not (ns_lend_statement), until the kernel pulls it home
+ *   to an idle CPU there (its mask has both), and every lend_every ticks the
  *   core's lending (ns_lend.c, the code the extension runs) sees each
  *   group's idle CPU and waiting, and a borrowing group's overflow runs on
  *   its lender's idle CPUs;
@@ -35,7 +36,8 @@ typedef struct burst_task
 {
 	int			session;		/* the session it belongs to (its leader's) */
 	int			group;			/* home group (numasched, hard) */
-	int			runs;			/* group its burst runs in (numasched, hard) */
+	int			runs;			/* group its burst is counted in (numasched, hard) */
+	int			at;				/* group it runs in now: runs, or home again */
 	int			node;			/* node it runs on now (linux) */
 	int			mem;			/* node of its memory */
 	int			left;			/* CPU-ms left of its part of the burst; -1: none */
@@ -90,6 +92,42 @@ take_idle(const ns_plan *plan, const ns_settings *settings, int *node_idle, int 
 		got += take;
 	}
 	return got;
+}
+
+/*
+ * A visitor's mask is the lent group's CPUs and its own (statement_lending.c).
+ * Where it waits behind others on the lent CPUs while a CPU at home idles,
+ * the kernel's idle balancing pulls it there: the one task that may go.  It
+ * stays counted where its statement was lent, as in the extension.  Alone
+ * on a lent CPU it stays: the kernel moves no task to even out one.
+ */
+static void
+bring_visitors_home(const ns_plan *plan, burst_task *tasks, int ntasks, int *count)
+{
+	for (int i = 0; i < ntasks; i++)
+	{
+		burst_task *t = &tasks[i];
+		int			node = plan->groups[t->group].node;
+		int			home = -1;
+
+		if (t->left <= 0 || t->at == t->group || count[t->at] <= plan->groups[t->at].ncpus)
+			continue;
+		if (count[t->group] < plan->groups[t->group].ncpus)
+			home = t->group;
+		/* where the groups of its node share the node's CPUs, any of them */
+		for (int k = 0; home < 0 && plan->groups_share_node && k < plan->node_ngroups[node]; k++)
+		{
+			int			g = plan->node_first_group[node] + k;
+
+			if (count[g] < plan->groups[g].ncpus)
+				home = g;
+		}
+		if (home < 0)
+			continue;
+		count[t->at]--;
+		count[home]++;
+		t->at = home;
+	}
 }
 
 void
@@ -167,7 +205,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 
 			t->session = s;
 			t->left = -1;
-			t->group = t->runs = g;
+			t->group = t->runs = t->at = g;
 			t->node = t->mem = plan->groups[g].node;
 		}
 		sessions[s].pause = exponential(&rng, pause_mean);
@@ -198,7 +236,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 				if (policy != BURST_NUMASCHED)
 					continue;
 				/* where its statement starts: at home, or lent a CPU at once */
-				t->runs = ns_lend_statement(plan, settings, running, away, t->group, NULL);
+				t->runs = t->at = ns_lend_statement(plan, settings, running, away, t->group, NULL);
 				running[t->runs]++;
 				if (t->runs != t->group)
 				{
@@ -213,7 +251,9 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 		memset(count, 0, sizeof(int) * nplaces);
 		for (int i = 0; i < ntasks; i++)
 			if (tasks[i].left > 0)
-				count[policy == BURST_LINUX ? tasks[i].node : tasks[i].runs]++;
+				count[policy == BURST_LINUX ? tasks[i].node : tasks[i].at]++;
+		if (policy == BURST_NUMASCHED)
+			bring_visitors_home(plan, tasks, ntasks, count);
 		first[0] = 0;
 		for (int p = 0; p < nplaces; p++)
 			first[p + 1] = first[p] + count[p];
@@ -221,7 +261,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 		for (int i = 0; i < ntasks; i++)
 			if (tasks[i].left > 0)
 			{
-				int			p = policy == BURST_LINUX ? tasks[i].node : tasks[i].runs;
+				int			p = policy == BURST_LINUX ? tasks[i].node : tasks[i].at;
 
 				runnable[first[p] + count[p]++] = i;
 			}
@@ -400,7 +440,7 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 				running[t->runs]--;
 				if (t->runs != t->group)
 					away[t->group]--;
-				t->runs = t->group;
+				t->runs = t->at = t->group;
 			}
 			if (--ss->active > 0)
 				continue;
