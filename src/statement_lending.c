@@ -178,8 +178,9 @@ lend_at_start(numasched_slot *slot, int home)
 	 * Counted where it runs, and away from home: the statements of the group
 	 * it visits then count it as their home's (ns_lend_statement), and do not
 	 * take its home's CPU on the count (each would run away from its memory,
-	 * swapped with the visitor for as long as both run); the kernel sends
-	 * the visitor home when its home idles, as its mask allows.
+	 * swapped with the visitor for as long as both run); where work queues
+	 * behind the visitor and its home idles, the kernel's balancing pulls it
+	 * home, as its mask allows.
 	 */
 	pg_atomic_fetch_add_u32(&numasched_running[to].statements, 1);
 	pg_atomic_fetch_sub_u32(&numasched_running[home].statements, 1);
