@@ -38,8 +38,7 @@
 
 static const void *counted_statement = NULL; /* the outermost statement */
 static int	counted_group = -1;			/* the group it is counted in */
-static int	counted_home;				/* its own group */
-static bool counted_away = false;		/* lent another group's CPUs, counted away from home */
+static int	counted_home;				/* its own group: counted away from it if lent another */
 static SubTransactionId counted_subxact;
 static uint32 *running_now;				/* the counts, as the core reads them */
 static uint32 *away_now;
@@ -186,7 +185,6 @@ lend_at_start(numasched_slot *slot, int home)
 	pg_atomic_fetch_sub_u32(&numasched_running[home].statements, 1);
 	pg_atomic_fetch_add_u32(&numasched_running[home].away, 1);
 	counted_group = to;
-	counted_away = true;
 }
 
 /*
@@ -253,13 +251,12 @@ end_counted(void)
 		return;
 	counted_statement = NULL;
 	pg_atomic_fetch_sub_u32(&numasched_running[counted_group].statements, 1);
-	counted_group = -1;
-	if (counted_away)
+	if (counted_group != counted_home)
 	{
 		pg_atomic_fetch_sub_u32(&numasched_running[counted_home].away, 1);
-		counted_away = false;
 		end_visit(my_slot);
 	}
+	counted_group = -1;
 }
 
 void

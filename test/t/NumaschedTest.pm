@@ -10,7 +10,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 
-our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages private_on heap_policy last_cpu first_away stat_field need_cpus
+our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages private_on heap_policy last_cpu first_away stat_field cpu_ticks need_cpus
   node_cpus sched_policy runnable
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
   background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand);
@@ -145,6 +145,15 @@ sub node_cpus
 		$node_of_cpu{$_} = $n for split /,/, expand($cpus_of_node{$n});
 	}
 	return (\%cpus_of_node, \%node_of_cpu);
+}
+
+# The CPU time a process has had, in clock ticks (utime + stime, fields 14
+# and 15 of /proc/PID/stat), or undef.
+sub cpu_ticks
+{
+	my ($pid) = @_;
+	my ($user, $system) = (stat_field($pid, 14), stat_field($pid, 15));
+	return defined $system ? $user + $system : undef;
 }
 
 # The CPU a process last ran on (field 39 of /proc/PID/stat), or undef.
