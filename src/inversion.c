@@ -119,18 +119,23 @@ numasched_inversion_tick(void)
 		numasched_slot *slot = &numasched_slots[i];
 
 		blocks_normal[i] = followed[i] = false;
-		if (slot->pid == 0 || !slot->background)
+		if (slot->pid == 0)
+			continue;
+		/* a SET back to normal may wait for the rate limit too */
+		any_pending |= slot->autogroup_pending;
+		if (!slot->background)
 			continue;
 		any_background = true;
 		any_raised |= slot->raised || slot->aside;
-		any_pending |= slot->autogroup_pending;
 	}
 	if (!any_background)
 	{
 		/* the last holder with CPUs set aside left: the others have them back */
 		if (numasched_state->set_aside_changed)
 			raise_blockers();
-		return false;
+		if (any_pending)
+			retry_pending();
+		return any_pending;
 	}
 
 	/* normal processes in a heavyweight lock's queue: whom do they wait for? */
@@ -181,8 +186,9 @@ retry_pending(void)
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		if (slot->pid != 0 && slot->background && slot->autogroup_pending)
-			slot->autogroup_pending = !ns_set_autogroup_nice(slot->pid, slot->raised ? 0 : NS_BACKGROUND_NICE) &&
+		if (slot->pid != 0 && slot->autogroup_pending)
+			slot->autogroup_pending =
+				!ns_set_autogroup_nice(slot->pid, slot->background && !slot->raised ? NS_BACKGROUND_NICE : 0) &&
 				errno == EAGAIN;
 	}
 }

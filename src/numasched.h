@@ -490,7 +490,7 @@ extern void numasched_require_loaded(void);
  * autogroup nice values tried again (inversion.c), every 100 ms.
  */
 extern void numasched_inversion_start(void);
-/* False while no process is at background priority: nothing to guard. */
+/* False while no process is at background priority or waits for its autogroup change: nothing to do. */
 extern bool numasched_inversion_tick(void);
 
 /* the scheduler's doorbell (doorbell.c) */
