@@ -31,7 +31,10 @@ stop_cluster
 run_under_callgrind() {
 	local out=$1
 	mkdir -p "$out" && chown postgres: "$out" 2>/dev/null || true
-	as_pg valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out/callgrind.out.%p" \
+	# a forked backend inherits the postmaster's counts (its start-up, 45-50
+	# million instructions); zeroed as each fork begins, a backend's total is
+	# its own life
+	as_pg valgrind --tool=callgrind --trace-children=yes --zero-before=fork_process --callgrind-out-file="$out/callgrind.out.%p" \
 		"$bindir/postgres" -D "$work/data" >"$out/server.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 1 120); do
