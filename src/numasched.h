@@ -424,14 +424,13 @@ extern void numasched_lend_wake(void);
  */
 extern void numasched_statement_start(const void *statement);
 extern void numasched_statement_end(const void *statement);
-/* the plan statement_lending.c last looked at, and whether it has groups to lend between */
-extern uint32 numasched_lend_plan_generation;
+/* whether statements are counted under the plan statement_lending.c last looked at (settings.h) */
 extern bool numasched_lend_plan_lends;
 
 /*
- * Whether a statement may be counted: a new plan to look at, or one with
- * groups to lend between (on one node with the defaults a statement costs
- * these two loads).
+ * Whether a statement may be counted: a new plan (or settings) to look at,
+ * or one under which statements are counted (on one node with the defaults
+ * a statement costs these two loads).
  */
 static inline bool
 numasched_may_count_statements(void)

@@ -333,6 +333,14 @@ static void
 assign_enabled(bool newval, void *extra)
 {
 	numasched_class_changed |= newval != numasched_enabled;
+	numasched_forget_lend_plan();
+}
+
+/* lend_idle_cpus, lend_at_start: whether statements are counted */
+static void
+assign_lending(bool newval, void *extra)
+{
+	numasched_forget_lend_plan();
 }
 
 /* Nodes whose memory we may use and that have some. */
@@ -481,12 +489,12 @@ numasched_define_settings(void)
 	DefineCustomBoolVariable("numasched.lend_idle_cpus",
 							 "Lets the processes of a CPU group whose work waits run on the idle CPUs of the nearest group in reach until the burst is over.",
 							 NULL, &numasched_lend_idle_cpus, true,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+							 PGC_SIGHUP, 0, NULL, assign_lending, NULL);
 
 	DefineCustomBoolVariable("numasched.lend_at_start",
 							 "Lends a statement that starts while every CPU of its group runs one an idle CPU of the nearest group in reach.",
 							 NULL, &numasched_lend_at_start, true,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+							 PGC_SIGHUP, 0, NULL, assign_lending, NULL);
 
 	DefineCustomBoolVariable("numasched.copy_inherited_pages",
 							 "Gives a placed process its own copy, on its node, of the postmaster's pages it still shares copy-on-write from another node.",

@@ -63,6 +63,19 @@ typedef enum numasched_spill_mode
 extern bool numasched_class_changed;
 
 /*
+ * The plan statement_lending.c last looked at; a setting that turns the
+ * counting of statements on or off forgets it, so that the next statement
+ * looks again.
+ */
+extern uint32 numasched_lend_plan_generation;
+
+static inline void
+numasched_forget_lend_plan(void)
+{
+	numasched_lend_plan_generation = PG_UINT32_MAX;
+}
+
+/*
  * A SET statement is running: a class setting it names must fit the session
  * (a function's SET clause and set_config() are checked for syntax only).
  */

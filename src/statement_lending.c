@@ -45,10 +45,12 @@ static uint32 *away_now;
 static numasched_slot *my_slot;
 
 /*
- * What a statement looks up once per plan: whether there are groups to lend
- * between at all (on one node with the defaults there are not, and a
- * statement costs two loads), and its group's unit (the groups that share
- * its CPUs, ns_lend_unit), kept while its group stays what it was.
+ * What a statement looks up once per plan and after a change of the
+ * settings that turn counting off (numasched_forget_lend_plan): whether it
+ * counts at all (on one node with the defaults there are no groups to lend
+ * between, and a statement costs two loads), and its group's unit (the
+ * groups that share its CPUs, ns_lend_unit), kept while its group stays what
+ * it was.
  */
 uint32		numasched_lend_plan_generation = PG_UINT32_MAX;
 bool		numasched_lend_plan_lends = false;
@@ -83,7 +85,8 @@ static pg_noinline void
 look_at_plan(uint32 generation)
 {
 	numasched_lend_plan_generation = generation;
-	numasched_lend_plan_lends = numasched_groups_to_lend_between();
+	numasched_lend_plan_lends = numasched_enabled && numasched_lend_idle_cpus && numasched_lend_at_start &&
+		numasched_groups_to_lend_between();
 	unit_group = -1;
 }
 
@@ -111,6 +114,18 @@ look_at_unit(int home)
 	unit_group = home;
 	ns_lend_unit(plan, home, &unit_first, &unit_ngroups, &unit_cpus);
 	return true;
+}
+
+/* The statements running in the groups of the unit of "home" but "home". */
+static pg_noinline uint32
+running_beside(int home)
+{
+	uint32		running = 0;
+
+	for (int g = unit_first; g < unit_first + unit_ngroups; g++)
+		if (g != home)
+			running += pg_atomic_read_u32(&numasched_running[g].statements);
+	return running;
 }
 
 /* The counts of the groups below "to", read without the lock. */
@@ -202,8 +217,7 @@ numasched_statement_start(const void *statement)
 	if (generation != numasched_lend_plan_generation)
 		look_at_plan(generation);
 	/* a statement inside the outermost one runs where that one does */
-	if (!numasched_lend_plan_lends || counted_statement != NULL || !numasched_enabled ||
-		!numasched_lend_idle_cpus || !numasched_lend_at_start)
+	if (!numasched_lend_plan_lends || counted_statement != NULL)
 		return;
 	if (slot == NULL)
 	{
@@ -221,9 +235,8 @@ numasched_statement_start(const void *statement)
 	counted_subxact = GetCurrentSubTransactionId();
 	/* with this statement: a CPU was free for it */
 	busy = pg_atomic_fetch_add_u32(&numasched_running[home].statements, 1) + 1;
-	for (int g = unit_first; g < unit_first + unit_ngroups; g++)
-		if (g != home)
-			busy += pg_atomic_read_u32(&numasched_running[g].statements);
+	if (unit_ngroups > 1)
+		busy += running_beside(home);
 	if (busy > unit_cpus)
 		lend_at_start(slot, home);
 }
@@ -273,5 +286,6 @@ executor_end(QueryDesc *queryDesc)
 		prev_executor_end_hook(queryDesc);
 	else
 		standard_ExecutorEnd(queryDesc);
-	numasched_statement_end(queryDesc);
+	if (queryDesc == counted_statement)
+		end_counted();
 }

@@ -209,6 +209,41 @@ $_->quit for @$sessions;
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($sleeper_pid)");
 $sleeper->{run}->kill_kill;
 
+# Counting follows numasched.lend_at_start in a session that stays: a backend
+# looks at whether it counts once per plan, and a reload that turns counting
+# off or on again must make it look again.  Read while a statement of the
+# session runs: the statements counted in its group, by a session of the
+# other group (its own statements are counted there).
+my ($counted) = sessions_at_home();
+my $watcher = $node->background_psql('postgres');
+$watcher->query_safe("SELECT numasched_move(pg_backend_pid(), (SELECT node FROM numasched_groups WHERE cpu_group = $other_group), $other_group)");
+sub counted_while_sleeping
+{
+	my ($session) = @_;
+	$session->query_until(qr/started/, "\\echo started\nSELECT pg_sleep(2);\n");
+	my $n;
+	# psql says "started" before it sends the statement
+	wait_until(sub { $n = $watcher->query_safe("SELECT statements FROM numasched_groups WHERE cpu_group = $home"); $n > 0 }, 1);
+	$session->query_safe('SELECT 1');
+	return $n;
+}
+sub lend_at_start
+{
+	my ($value) = @_;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET numasched.lend_at_start = $value");
+	$node->reload;
+	# a backend reads the reload before its next command, not during the one it waits for
+	ok(wait_until(sub { $counted->[0]->query_safe('SHOW numasched.lend_at_start') eq $value }, 5),
+		"a session that stays sees lend_at_start = $value");
+}
+is(counted_while_sleeping($counted->[0]), 1, 'a running statement is counted in its group');
+lend_at_start('off');
+is(counted_while_sleeping($counted->[0]), 0, 'lend_at_start = off: the same session\'s statement is not counted');
+lend_at_start('on');
+is(counted_while_sleeping($counted->[0]), 1, 'lend_at_start = on again: it is counted again');
+$_->quit for (@$counted, $watcher);
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.lend_at_start');
+
 $node->safe_psql('postgres', 'ALTER SYSTEM SET numasched.lend_idle_cpus = off');
 $node->reload;
 ($sessions, $pids) = sessions_at_home();
