@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 /* CAP_SYS_NICE, linux/capability.h */
 #define NS_CAP_SYS_NICE 23
@@ -156,7 +157,7 @@ ns_autogroup_nice(pid_t pid)
 	FILE	   *f;
 	int			nice = -100;
 
-	snprintf(path, sizeof(path), "/proc/%d/autogroup", (int) pid);
+	snprintf(path, sizeof(path), "/proc/%d/autogroup", (int) (pid ? pid : getpid()));
 	if ((f = fopen(path, "r")) == NULL)
 		return -100;
 	if (fscanf(f, "%*s nice %d", &nice) != 1)

@@ -23,6 +23,9 @@
 /* this process's own placement */
 static bool exit_callback_registered = false;
 
+/* this process left numasched in the background, and is not at normal priority yet */
+static bool normal_priority_pending = false;
+
 void
 numasched_forget_slot_locked(numasched_slot *slot)
 {
@@ -224,10 +227,12 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->lent_group = bound ? lender : -1;
 	slot->visit_group = -1;
 	slot->background = background;
-	slot->autogroup_pending = autogroup_pending;
+	slot->autogroup_pending = autogroup_pending || (self && normal_priority_pending);
 	slot->raised = false;
 	slot->aside = false;
 	numasched_release();
+	if (self)
+		normal_priority_pending = false;	/* the scheduler's now, as any slot's */
 
 	numasched_count(STAT_PLACEMENTS, 1);
 	numasched_count(where.hops == 0 ? STAT_HOME : where.hops == 1 ? STAT_ONE_HOP : STAT_FARTHER, 1);
@@ -268,22 +273,39 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	return true;
 }
 
+/*
+ * Normal priority back for a process that left numasched in the background.
+ * Without a slot the scheduler cannot make a change the autogroups' rate
+ * limit refused (inversion.c), so the process asks again at its next
+ * statement (numasched_reclass), and is given it at once if it is placed
+ * again (numasched_place marks its slot's change pending).
+ */
+static void
+leave_background(void)
+{
+	char		err[NS_ERRLEN];
+
+	normal_priority_pending = false;
+	if (numasched_is_background(0) == 1 &&
+		!numasched_set_priority(0, false, &normal_priority_pending, err, sizeof(err)))
+		ereport(LOG,
+				(errmsg("numasched let process %d go at background CPU priority", (int) MyProcPid),
+				 errdetail_from_core(err)));
+	numasched_class_changed |= normal_priority_pending;
+}
+
 /* Gives this process's slot back and the CPUs it had before it was placed. */
 static void
 unplace_self(void)
 {
 	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
 	char		err[NS_ERRLEN];
-	bool		autogroup_pending;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	if (slot->pid == MyProcPid)
 		numasched_forget_slot_locked(slot);
 	numasched_release();
-	if (numasched_is_background(0) == 1 && !numasched_set_priority(0, false, &autogroup_pending, err, sizeof(err)))
-		ereport(LOG,
-				(errmsg("numasched let process %d go at background CPU priority", (int) MyProcPid),
-				 errdetail_from_core(err)));
+	leave_background();
 	/* out of the sched_ext companion's hands too, unless the whole server is in them */
 	if (!numasched_companion_in_force() && ns_is_sched_ext(0) == 1 && !ns_set_sched_ext(0, false, err, sizeof(err)))
 		ereport(LOG,
@@ -318,6 +340,8 @@ numasched_reclass(void)
 	{
 		if (numasched_enabled)
 			numasched_place(MyProc, NUMASCHED_BACKEND, NULL);
+		else if (normal_priority_pending)
+			leave_background();
 		return;
 	}
 	if (!numasched_enabled)

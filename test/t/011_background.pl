@@ -85,13 +85,15 @@ $bg->query_safe('SELECT 1');
 # --- back to normal, where the kernel allows it ------------------------------
 # The kernel takes one autogroup change in 100 ms machine-wide from a process
 # without CAP_SYS_ADMIN.  One of our own just before (a no-op: our nice as it
-# is) makes the backend's change back to nice 0 wait, and the scheduler must
-# make it later.
-if ($mode eq 'autogroup' && open(my $own, '>', '/proc/self/autogroup'))
+# is) makes the backend's change back to nice 0 wait, and numasched must make
+# it later.
+sub take_the_autogroup_change
 {
+	return unless $mode eq 'autogroup' && open(my $own, '>', '/proc/self/autogroup');
 	print $own autogroup_nice($$) // 0;
 	close $own;
 }
+take_the_autogroup_change();
 $bg->query('SET numasched.cpu_priority = normal');
 my $err = $bg->{stderr};
 $bg->{stderr} = '';
@@ -113,6 +115,25 @@ else
 	is($bg->query_safe('SHOW numasched.cpu_priority'), 'background', 'and its setting says so');
 }
 $bg->quit;
+
+# --- leaving numasched in the background -------------------------------------
+# Its slot is gone, so no scheduler makes a refused change back: the session
+# asks again at its statements.
+if ($raise)
+{
+	my $leaver = $node->background_psql('postgres');
+	my $l_pid = $leaver->query_safe('SELECT pg_backend_pid()');
+	$leaver->query_safe('SET numasched.cpu_priority = background');
+	$leaver->query_safe('SELECT 1');
+	ok(wait_until(sub { in_background($mode, $l_pid) }, 2), "another session set to background runs with $what");
+	take_the_autogroup_change();
+	$leaver->query_safe('SET numasched.enabled = off');
+	ok(wait_until(sub { $leaver->query_safe('SELECT 1'); !in_background($mode, $l_pid) }, 2),
+		'SET numasched.enabled = off: the kernel runs it at normal priority again, at its next statements');
+	is($node->safe_psql('postgres', "SELECT count(*) FROM numasched_processes WHERE pid = $l_pid"), 0,
+		'and numasched has let it go');
+	$leaver->quit;
+}
 
 # --- a role's default applies at connection --------------------------------
 $node->safe_psql('postgres', 'CREATE ROLE reports LOGIN; ALTER ROLE reports SET numasched.cpu_priority = background');
