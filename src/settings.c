@@ -80,6 +80,8 @@ char	   *numasched_cpu_groups = NULL;
 int			numasched_spill = SPILL_NEAREST;
 int			numasched_cpu_priority = CPU_PRIORITY_NORMAL;
 bool		numasched_class_changed = false;
+/* statement_lending.c's, forgotten here by the settings that turn counting on or off */
+uint32		numasched_lend_plan_generation = PG_UINT32_MAX;
 bool		numasched_in_set_statement = false;
 char	   *numasched_interleave_nodes_list = NULL;
 bool		numasched_log_placements = false;

@@ -63,9 +63,9 @@ typedef enum numasched_spill_mode
 extern bool numasched_class_changed;
 
 /*
- * The plan statement_lending.c last looked at; a setting that turns the
- * counting of statements on or off forgets it, so that the next statement
- * looks again.
+ * The plan statement_lending.c last looked at (kept here, so that the
+ * settings reach no file above them); a setting that turns the counting of
+ * statements on or off forgets it, so that the next statement looks again.
  */
 extern uint32 numasched_lend_plan_generation;
 

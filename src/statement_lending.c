@@ -52,8 +52,7 @@ static numasched_slot *my_slot;
  * groups that share its CPUs, ns_lend_unit), kept while its group stays what
  * it was.
  */
-uint32		numasched_lend_plan_generation = PG_UINT32_MAX;
-bool		numasched_lend_plan_lends = false;
+bool		numasched_lend_plan_lends = false;	/* under numasched_lend_plan_generation (settings.c) */
 static int	unit_group = -1;
 static int	unit_first;
 static int	unit_ngroups;
