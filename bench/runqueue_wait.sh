@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Where the OLTP role's tail goes beside a background analytic role: how long
+# its backends wait on a run queue once woken (perf sched: the kernel's
+# sched_wakeup and sched_switch events), and what the CPU ran meanwhile.
+# two-roles at --rate 200, background priority by SCHED_IDLE (autogroups are
+# turned off for the run and restored after), in three scenes:
+#   background  the analytic role at numasched.cpu_priority = background
+#   burners     the OLTP role beside two SCHED_IDLE processes that are not
+#               PostgreSQL and never sleep, filling both CPUs as the analytic
+#               role's leader and workers do
+#   alone       the OLTP role alone
+#
+#     bash bench/runqueue_wait.sh [ROUNDS] [SECONDS]
+#
+# As root (perf, the sysctl); perf is Debian's linux-perf.  A diagnosis, one
+# run per scene and round: compare the OLTP role's tail between scenes with
+# numabench's interleaved pairs (doc/benchmarking.md).
+set -euo pipefail
+
+rounds=${1:-2}
+seconds=${2:-8}
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+command -v perf >/dev/null || { echo "runqueue_wait.sh: perf is missing (apt-get install linux-perf)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "runqueue_wait.sh: run as root (perf sched, kernel.sched_autogroup_enabled)" >&2; exit 1; }
+
+out=$(mktemp -d /tmp/numasched-rqwait-XXXXXX)
+autogroups=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo)
+burners=()
+restore() {
+	[ ${#burners[@]} -eq 0 ] || kill "${burners[@]}" 2>/dev/null || true
+	[ -z "$autogroups" ] || echo "$autogroups" >/proc/sys/kernel/sched_autogroup_enabled
+	rm -rf "$out"
+}
+trap restore EXIT
+[ -z "$autogroups" ] || echo 0 >/proc/sys/kernel/sched_autogroup_enabled
+
+declare -A config=(
+	[background]="background=numasched,role.analytics.numasched.cpu_priority=background"
+	[burners]="burners=baseline,bench.analytic_clients=0"
+	[alone]="alone=baseline,bench.analytic_clients=0"
+)
+
+scene() {
+	local name=$1 round=$2 bench oltp normal
+	python3 "$top/bench/numabench" run --workload two-roles --rate 200 --clients 2 --analytic-clients 1 \
+		--config "${config[$name]}" --runs 1 --duration $((seconds + 20)) --scale 2 \
+		--out "$out/$name-$round" >"$out/$name-$round.log" 2>&1 &
+	bench=$!
+	for _ in $(seq 1 600); do
+		pgrep -f '^postgres: oltp ' >/dev/null && break
+		sleep 0.5
+	done
+	if [ "$name" = burners ]; then
+		for _ in 1 2; do
+			chrt -i 0 python3 -c 'b = bytearray(64 << 20)
+while True: c = bytes(b)' &
+			burners+=($!)
+		done
+	fi
+	sleep 2
+	oltp=$(pgrep -f '^postgres: oltp ' | paste -sd,)
+	# the server's normal processes: the postmaster and its children but the
+	# analytic role's backends (parallel workers come later, and are not here)
+	normal=$( (pgrep -f "numabench-.*/$name/data" || true; pgrep -P "$(pgrep -f "numabench-.*/$name/data" | head -1)" || true) |
+		grep -vxFf <(pgrep -f '^postgres: analytics ' || true) | paste -sd,)
+	perf sched record -q -o "$out/$name.data" -- sleep "$seconds" >/dev/null 2>&1
+	[ ${#burners[@]} -eq 0 ] || { kill "${burners[@]}"; wait "${burners[@]}" 2>/dev/null || true; burners=(); }
+	wait "$bench" || { cat "$out/$name-$round.log" >&2; exit 1; }
+	perf sched timehist -i "$out/$name.data" 2>/dev/null >"$out/$name.txt"
+	python3 - "$out/$name.txt" "$oltp" "$normal" "$name" "$round" \
+		"$(grep -o 'p99 [0-9.]* ms' "$out/$name-$round.log" | tail -1)" <<'EOF'
+import collections, re, sys
+path, oltp, normal, name, round_, p99 = sys.argv[1:7]
+oltp = {int(p) for p in oltp.split(",") if p}
+normal = {int(p) for p in normal.split(",") if p}
+rows = []
+for line in open(path):
+    f = line.split()
+    m = re.search(r"\[(\d+)", f[2]) if len(f) >= 6 and f[1].startswith("[") else None
+    if m:
+        try:
+            rows.append((float(f[0]), f[1], f[2].split("[")[0], int(m.group(1)), float(f[4]), float(f[5])))
+        except ValueError:
+            pass
+def kind(comm, pid):
+    if comm == "postgres":
+        return "OLTP" if pid in oltp else "server, normal" if pid in normal else "analytic, background"
+    return "SCHED_IDLE burners" if comm == "python3" else "other"
+delays = [d for _, _, _, pid, d, _ in rows if pid in oltp]
+long_ = [(t, cpu, d, run) for t, cpu, _, pid, d, run in rows if pid in oltp and d > 1]
+ran = collections.Counter()
+for t, cpu, d, run in long_:
+    lo, hi = t - (run + d) / 1000, t - run / 1000
+    for t2, cpu2, comm2, pid2, _, run2 in rows:
+        if cpu2 == cpu and lo < t2 <= hi + 1e-6:
+            ran[kind(comm2, pid2)] += min(run2, (t2 - lo) * 1000)
+total = sum(ran.values()) or 1
+delays.sort()
+print("%-10s round %s: OLTP %s; %d wakeups of its backends, run-queue wait p99 %.2f ms, max %.2f ms; "
+      "%d waits over 1 ms (%.1f per 1000), during which the CPU ran: %s" % (
+          name, round_, p99 or "p99 ?", len(delays), delays[int(len(delays) * .99)] if delays else 0,
+          delays[-1] if delays else 0, len(long_), 1000.0 * len(long_) / max(1, len(delays)),
+          ", ".join("%s %.0f%%" % (k, 100 * v / total) for k, v in ran.most_common(3)) or "-"))
+EOF
+}
+
+for round in $(seq 1 "$rounds"); do
+	for name in background burners alone; do
+		scene "$name" "$round"
+	done
+done
