@@ -3,14 +3,19 @@
 # its backends wait on a run queue once woken (perf sched: the kernel's
 # sched_wakeup and sched_switch events), and what the CPU ran meanwhile.
 # two-roles at --rate 200, background priority by SCHED_IDLE (autogroups are
-# turned off for the run and restored after), in three scenes:
+# turned off for the run and restored after), in these scenes:
 #   background  the analytic role at numasched.cpu_priority = background
+#   cgroup      the same by an idle cpu cgroup: numabench --server-cgroup, so
+#               the server runs in a cpu cgroup of its own and numasched puts
+#               background work in its child numasched-background
 #   burners     the OLTP role beside two SCHED_IDLE processes that are not
 #               PostgreSQL and never sleep, filling both CPUs as the analytic
 #               role's leader and workers do
 #   alone       the OLTP role alone
 #
-#     bash bench/runqueue_wait.sh [ROUNDS] [SECONDS]
+#     bash bench/runqueue_wait.sh [ROUNDS] [SECONDS] [SCENES]
+#
+# SCENES defaults to "background burners alone".
 #
 # As root (perf, the sysctl); perf is Debian's linux-perf.  A diagnosis, one
 # run per scene and round: compare the OLTP role's tail between scenes with
@@ -19,6 +24,7 @@ set -euo pipefail
 
 rounds=${1:-2}
 seconds=${2:-8}
+scenes=${3:-background burners alone}
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command -v perf >/dev/null || { echo "runqueue_wait.sh: perf is missing (apt-get install linux-perf)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "runqueue_wait.sh: run as root (perf sched, kernel.sched_autogroup_enabled)" >&2; exit 1; }
@@ -36,14 +42,15 @@ trap restore EXIT
 
 declare -A config=(
 	[background]="background=numasched,role.analytics.numasched.cpu_priority=background"
+	[cgroup]="cgroup=numasched,role.analytics.numasched.cpu_priority=background"
 	[burners]="burners=baseline,bench.analytic_clients=0"
 	[alone]="alone=baseline,bench.analytic_clients=0"
 )
 
 scene() {
-	local name=$1 round=$2 bench oltp normal
+	local name=$1 round=$2 bench oltp normal idle=""
 	python3 "$top/bench/numabench" run --workload two-roles --rate 200 --clients 2 --analytic-clients 1 \
-		--config "${config[$name]}" --runs 1 --duration $((seconds + 20)) --scale 2 \
+		--config "${config[$name]}" $([ "$name" = cgroup ] && echo --server-cgroup) --runs 1 --duration $((seconds + 20)) --scale 2 \
 		--out "$out/$name-$round" >"$out/$name-$round.log" 2>&1 &
 	bench=$!
 	for _ in $(seq 1 600); do
@@ -64,15 +71,16 @@ while True: c = bytes(b)' &
 	normal=$( (pgrep -f "numabench-.*/$name/data" || true; pgrep -P "$(pgrep -f "numabench-.*/$name/data" | head -1)" || true) |
 		grep -vxFf <(pgrep -f '^postgres: analytics ' || true) | paste -sd,)
 	perf sched record -q -o "$out/$name.data" -- sleep "$seconds" >/dev/null 2>&1
-	[ ${#burners[@]} -eq 0 ] || { kill "${burners[@]}"; wait "${burners[@]}" 2>/dev/null || true; burners=(); }
+	[ ${#burners[@]} -eq 0 ] || { idle=$(IFS=,; echo "${burners[*]}"); kill "${burners[@]}"; wait "${burners[@]}" 2>/dev/null || true; burners=(); }
 	wait "$bench" || { cat "$out/$name-$round.log" >&2; exit 1; }
 	perf sched timehist -i "$out/$name.data" 2>/dev/null >"$out/$name.txt"
-	python3 - "$out/$name.txt" "$oltp" "$normal" "$name" "$round" \
+	python3 - "$out/$name.txt" "$oltp" "$normal" "$idle" "$name" "$round" \
 		"$(grep -o 'p99 [0-9.]* ms' "$out/$name-$round.log" | tail -1)" <<'EOF'
 import collections, re, sys
-path, oltp, normal, name, round_, p99 = sys.argv[1:7]
+path, oltp, normal, idle, name, round_, p99 = sys.argv[1:8]
 oltp = {int(p) for p in oltp.split(",") if p}
 normal = {int(p) for p in normal.split(",") if p}
+idle = {int(p) for p in idle.split(",") if p}
 rows = []
 for line in open(path):
     f = line.split()
@@ -85,7 +93,7 @@ for line in open(path):
 def kind(comm, pid):
     if comm == "postgres":
         return "OLTP" if pid in oltp else "server, normal" if pid in normal else "analytic, background"
-    return "SCHED_IDLE burners" if comm == "python3" else "other"
+    return "SCHED_IDLE burners" if pid in idle else "other"
 delays = [d for _, _, _, pid, d, _ in rows if pid in oltp]
 long_ = [(t, cpu, d, run) for t, cpu, _, pid, d, run in rows if pid in oltp and d > 1]
 ran = collections.Counter()
@@ -105,7 +113,8 @@ EOF
 }
 
 for round in $(seq 1 "$rounds"); do
-	for name in background burners alone; do
+	for name in $scenes; do
+		[ -n "${config[$name]:-}" ] || { echo "runqueue_wait.sh: no scene \"$name\" (${!config[*]})" >&2; exit 1; }
 		scene "$name" "$round"
 	done
 done
