@@ -48,7 +48,7 @@ declare -A config=(
 )
 
 scene() {
-	local name=$1 round=$2 bench oltp normal idle=""
+	local name=$1 round=$2 bench oltp client normal idle=""
 	python3 "$top/bench/numabench" run --workload two-roles --rate 200 --clients 2 --analytic-clients 1 \
 		--config "${config[$name]}" $([ "$name" = cgroup ] && echo --server-cgroup) --runs 1 --duration $((seconds + 20)) --scale 2 \
 		--out "$out/$name-$round" >"$out/$name-$round.log" 2>&1 &
@@ -66,6 +66,7 @@ while True: c = bytes(b)' &
 	fi
 	sleep 2
 	oltp=$(pgrep -f '^postgres: oltp ' | paste -sd,)
+	client=$(for p in $(pgrep -x pgbench); do grep -qz '^oltp$' "/proc/$p/cmdline" && echo "$p"; done | paste -sd,)
 	# the server's normal processes: the postmaster and its children but the
 	# analytic role's backends (parallel workers come later, and are not here)
 	normal=$( (pgrep -f "numabench-.*/$name/data" || true; pgrep -P "$(pgrep -f "numabench-.*/$name/data" | head -1)" || true) |
@@ -74,11 +75,12 @@ while True: c = bytes(b)' &
 	[ ${#burners[@]} -eq 0 ] || { idle=$(IFS=,; echo "${burners[*]}"); kill "${burners[@]}"; wait "${burners[@]}" 2>/dev/null || true; burners=(); }
 	wait "$bench" || { cat "$out/$name-$round.log" >&2; exit 1; }
 	perf sched timehist -i "$out/$name.data" 2>/dev/null >"$out/$name.txt"
-	python3 - "$out/$name.txt" "$oltp" "$normal" "$idle" "$name" "$round" \
+	python3 - "$out/$name.txt" "$oltp" "$client" "$normal" "$idle" "$name" "$round" \
 		"$(grep -o 'p99 [0-9.]* ms' "$out/$name-$round.log" | tail -1)" <<'EOF'
 import collections, re, sys
-path, oltp, normal, idle, name, round_, p99 = sys.argv[1:8]
+path, oltp, client, normal, idle, name, round_, p99 = sys.argv[1:9]
 oltp = {int(p) for p in oltp.split(",") if p}
+client = {int(p) for p in client.split(",") if p}
 normal = {int(p) for p in normal.split(",") if p}
 idle = {int(p) for p in idle.split(",") if p}
 rows = []
@@ -93,22 +95,27 @@ for line in open(path):
 def kind(comm, pid):
     if comm == "postgres":
         return "OLTP" if pid in oltp else "server, normal" if pid in normal else "analytic, background"
+    if pid in client:
+        return "OLTP's pgbench"
     return "SCHED_IDLE burners" if pid in idle else "other"
-delays = [d for _, _, _, pid, d, _ in rows if pid in oltp]
-long_ = [(t, cpu, d, run) for t, cpu, _, pid, d, run in rows if pid in oltp and d > 1]
-ran = collections.Counter()
-for t, cpu, d, run in long_:
-    lo, hi = t - (run + d) / 1000, t - run / 1000
-    for t2, cpu2, comm2, pid2, _, run2 in rows:
-        if cpu2 == cpu and lo < t2 <= hi + 1e-6:
-            ran[kind(comm2, pid2)] += min(run2, (t2 - lo) * 1000)
-total = sum(ran.values()) or 1
-delays.sort()
-print("%-10s round %s: OLTP %s; %d wakeups of its backends, run-queue wait p99 %.2f ms, max %.2f ms; "
-      "%d waits over 1 ms (%.1f per 1000), during which the CPU ran: %s" % (
-          name, round_, p99 or "p99 ?", len(delays), delays[int(len(delays) * .99)] if delays else 0,
-          delays[-1] if delays else 0, len(long_), 1000.0 * len(long_) / max(1, len(delays)),
-          ", ".join("%s %.0f%%" % (k, 100 * v / total) for k, v in ran.most_common(3)) or "-"))
+def waits(who, label):
+    """who's run-queue waits once woken, and what its CPU ran during those over 1 ms"""
+    delays = sorted(d for _, _, _, pid, d, _ in rows if pid in who)
+    long_ = [(t, cpu, d, run) for t, cpu, _, pid, d, run in rows if pid in who and d > 1]
+    ran = collections.Counter()
+    for t, cpu, d, run in long_:
+        lo, hi = t - (run + d) / 1000, t - run / 1000
+        for t2, cpu2, comm2, pid2, _, run2 in rows:
+            if cpu2 == cpu and lo < t2 <= hi + 1e-6:
+                ran[kind(comm2, pid2)] += min(run2, (t2 - lo) * 1000)
+    total = sum(ran.values()) or 1
+    return "%s: %d wakeups, wait p99 %.2f ms, max %.2f ms, %d over 1 ms (%.1f per 1000)%s" % (
+        label, len(delays), delays[int(len(delays) * .99)] if delays else 0, delays[-1] if delays else 0,
+        len(long_), 1000.0 * len(long_) / max(1, len(delays)),
+        ": the CPU ran " + ", ".join("%s %.0f%%" % (k, 100 * v / total) for k, v in ran.most_common(3))
+        if ran else "")
+print("%-10s round %s: OLTP %s\n    %s\n    %s" % (
+    name, round_, p99 or "p99 ?", waits(oltp, "its backends"), waits(client, "its pgbench")))
 EOF
 }
 
