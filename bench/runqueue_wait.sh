@@ -9,8 +9,11 @@
 #               the server runs in a cpu cgroup of its own and numasched puts
 #               background work in its child numasched-background
 #   burners     the OLTP role beside two SCHED_IDLE processes that are not
-#               PostgreSQL and never sleep, filling both CPUs as the analytic
-#               role's leader and workers do
+#               PostgreSQL and never sleep (each copies 8 MB again and again),
+#               filling both CPUs as the analytic role's leader and workers do
+#   sleepers    three such processes, as the leader and its two workers, but
+#               each sleeps 0.2 ms after each copy, as PostgreSQL processes
+#               wait for each other
 #   alone       the OLTP role alone
 #
 #     bash bench/runqueue_wait.sh [ROUNDS] [SECONDS] [SCENES]
@@ -44,6 +47,7 @@ declare -A config=(
 	[background]="background=numasched,role.analytics.numasched.cpu_priority=background"
 	[cgroup]="cgroup=numasched,role.analytics.numasched.cpu_priority=background"
 	[burners]="burners=baseline,bench.analytic_clients=0"
+	[sleepers]="sleepers=baseline,bench.analytic_clients=0"
 	[alone]="alone=baseline,bench.analytic_clients=0"
 )
 
@@ -57,10 +61,13 @@ scene() {
 		pgrep -f '^postgres: oltp ' >/dev/null && break
 		sleep 0.5
 	done
-	if [ "$name" = burners ]; then
-		for _ in 1 2; do
-			chrt -i 0 python3 -c 'b = bytearray(64 << 20)
-while True: c = bytes(b)' &
+	if [ "$name" = burners ] || [ "$name" = sleepers ]; then
+		for _ in $(seq 1 $([ "$name" = sleepers ] && echo 3 || echo 2)); do
+			chrt -i 0 python3 -c 'import sys, time
+b, nap = bytearray(8 << 20), float(sys.argv[1])
+while True:
+    c = bytes(b)
+    if nap: time.sleep(nap)' "$([ "$name" = sleepers ] && echo 0.0002 || echo 0)" &
 			burners+=($!)
 		done
 	fi
