@@ -23,7 +23,7 @@
 # As root (perf, the sysctl); perf is Debian's linux-perf.  A diagnosis, one
 # run per scene and round: compare the OLTP role's tail between scenes with
 # numabench's interleaved pairs (doc/benchmarking.md).
-set -euo pipefail
+set -Eeuo pipefail
 
 rounds=${1:-2}
 seconds=${2:-8}
@@ -41,6 +41,7 @@ restore() {
 	rm -rf "$out"
 }
 trap restore EXIT
+trap 'echo "runqueue_wait.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 [ -z "$autogroups" ] || echo 0 >/proc/sys/kernel/sched_autogroup_enabled
 
 declare -A config=(
@@ -52,17 +53,19 @@ declare -A config=(
 )
 
 scene() {
-	local name=$1 round=$2 bench oltp client normal idle=""
+	local name=$1 round=$2 bench oltp client normal idle="" cgroup=() copies=2
+	[ "$name" = cgroup ] && cgroup=(--server-cgroup)
+	[ "$name" = sleepers ] && copies=3
 	python3 "$top/bench/numabench" run --workload two-roles --rate 200 --clients 2 --analytic-clients 1 \
-		--config "${config[$name]}" $([ "$name" = cgroup ] && echo --server-cgroup) --runs 1 --duration $((seconds + 20)) --scale 2 \
+		--config "${config[$name]}" "${cgroup[@]}" --runs 1 --duration $((seconds + 20)) --scale 2 \
 		--out "$out/$name-$round" >"$out/$name-$round.log" 2>&1 &
 	bench=$!
-	for _ in $(seq 1 600); do
-		pgrep -f '^postgres: oltp ' >/dev/null && break
+	until pgrep -f '^postgres: oltp ' >/dev/null; do
+		kill -0 "$bench" 2>/dev/null || { echo "runqueue_wait.sh: numabench ended before the OLTP role started:" >&2; cat "$out/$name-$round.log" >&2; exit 1; }
 		sleep 0.5
 	done
 	if [ "$name" = burners ] || [ "$name" = sleepers ]; then
-		for _ in $(seq 1 $([ "$name" = sleepers ] && echo 3 || echo 2)); do
+		for _ in $(seq 1 "$copies"); do
 			chrt -i 0 python3 -c 'import sys, time
 b, nap = bytearray(8 << 20), float(sys.argv[1])
 while True:
@@ -73,7 +76,7 @@ while True:
 	fi
 	sleep 2
 	oltp=$(pgrep -f '^postgres: oltp ' | paste -sd,)
-	client=$(for p in $(pgrep -x pgbench); do grep -qz '^oltp$' "/proc/$p/cmdline" && echo "$p"; done | paste -sd,)
+	client=$(for p in $(pgrep -x pgbench); do if grep -qz '^oltp$' "/proc/$p/cmdline"; then echo "$p"; fi; done | paste -sd,)
 	# the server's normal processes: the postmaster and its children but the
 	# analytic role's backends (parallel workers come later, and are not here)
 	normal=$( (pgrep -f "numabench-.*/$name/data" || true; pgrep -P "$(pgrep -f "numabench-.*/$name/data" | head -1)" || true) |

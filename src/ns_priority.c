@@ -2,10 +2,11 @@
  * ns_priority.c - background CPU priority through sched_setscheduler and
  * the autogroup's nice value (see ns_priority.h)
  *
- * SCHED_IDLE, not nice 19: a SCHED_IDLE task is preempted as soon as a
- * normal task wakes on its CPU, and the kernel counts a CPU that runs only
- * SCHED_IDLE tasks as idle when it places a waking task, so normal work
- * finds it at once.  Its own nice value is left alone.
+ * SCHED_IDLE, not nice 19: a normal task that wakes on its CPU preempts a
+ * SCHED_IDLE task (if EEVDF finds the normal task eligible; else it waits
+ * for the next tick: doc/reference.md), and the kernel counts a CPU that
+ * runs only SCHED_IDLE tasks as idle when it places a waking task, so normal
+ * work finds it.  Its own nice value is left alone.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
