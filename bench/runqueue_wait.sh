@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where the OLTP role's tail goes beside a background analytic role: how long
-# its backends wait on a run queue once woken (perf sched: the kernel's
-# sched_wakeup and sched_switch events), and what the CPU ran meanwhile.
+# its backends and its pgbench wait on a run queue once woken (perf sched:
+# the kernel's sched_wakeup and sched_switch events), and what the CPU ran
+# meanwhile.
 # two-roles at --rate 200, background priority by SCHED_IDLE (autogroups are
 # turned off for the run and restored after), in these scenes:
 #   background  the analytic role at numasched.cpu_priority = background
