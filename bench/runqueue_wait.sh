@@ -54,11 +54,13 @@ declare -A config=(
 )
 
 scene() {
-	local name=$1 round=$2 bench oltp client normal idle="" cgroup=() copies=2
+	local name=$1 round=$2 bench oltp client postmaster normal idle="" cgroup=() copies=2
 	[ "$name" = cgroup ] && cgroup=(--server-cgroup)
 	[ "$name" = sleepers ] && copies=3
+	# no warm-up: its OLTP backends would be the ones found below, and gone
+	# before the recording ends
 	python3 "$top/bench/numabench" run --workload two-roles --rate 200 --clients 2 --analytic-clients 1 \
-		--config "${config[$name]}" "${cgroup[@]}" --runs 1 --duration $((seconds + 20)) --scale 2 \
+		--config "${config[$name]}" "${cgroup[@]}" --runs 1 --warmup 0 --duration $((seconds + 20)) --scale 2 \
 		--out "$out/$name-$round" >"$out/$name-$round.log" 2>&1 &
 	bench=$!
 	until pgrep -f '^postgres: oltp ' >/dev/null; do
@@ -80,7 +82,8 @@ while True:
 	client=$(for p in $(pgrep -x pgbench); do if grep -qz '^oltp$' "/proc/$p/cmdline"; then echo "$p"; fi; done | paste -sd,)
 	# the server's normal processes: the postmaster and its children but the
 	# analytic role's backends (parallel workers come later, and are not here)
-	normal=$( (pgrep -f "numabench-.*/$name/data" || true; pgrep -P "$(pgrep -f "numabench-.*/$name/data" | head -1)" || true) |
+	postmaster=$(pgrep -f "numabench-.*/$name/data" | head -1)
+	normal=$( (echo "$postmaster"; pgrep -P "$postmaster" || true) |
 		grep -vxFf <(pgrep -f '^postgres: analytics ' || true) | paste -sd,)
 	perf sched record -q -o "$out/$name.data" -- sleep "$seconds" >/dev/null 2>&1
 	[ ${#burners[@]} -eq 0 ] || { idle=$(IFS=,; echo "${burners[*]}"); kill "${burners[@]}"; wait "${burners[@]}" 2>/dev/null || true; burners=(); }
@@ -130,9 +133,11 @@ print("%-10s round %s: OLTP %s\n    %s\n    %s" % (
 EOF
 }
 
+for name in $scenes; do
+	[ -n "${config[$name]:-}" ] || { echo "runqueue_wait.sh: no scene \"$name\" (${!config[*]})" >&2; exit 1; }
+done
 for round in $(seq 1 "$rounds"); do
 	for name in $scenes; do
-		[ -n "${config[$name]:-}" ] || { echo "runqueue_wait.sh: no scene \"$name\" (${!config[*]})" >&2; exit 1; }
 		scene "$name" "$round"
 	done
 done
