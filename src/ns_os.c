@@ -67,6 +67,21 @@ to_kernel_mask(const ns_cpuset *cpus, cpu_set_t *mask, size_t size)
 	return CPU_COUNT_S(size, mask) > 0;
 }
 
+int
+ns_allowed_cpu_count(pid_t pid)
+{
+	cpu_set_t  *mask = CPU_ALLOC(NS_MAX_CPUS);
+	size_t		size = CPU_ALLOC_SIZE(NS_MAX_CPUS);
+	int			count = -1;
+
+	if (mask == NULL)
+		return -1;
+	if (sched_getaffinity(pid, size, mask) == 0)
+		count = CPU_COUNT_S(size, mask);
+	CPU_FREE(mask);
+	return count;
+}
+
 bool
 ns_bind_cpus(pid_t pid, const ns_cpuset *cpus, char *err, size_t errlen)
 {

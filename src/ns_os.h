@@ -32,6 +32,9 @@ typedef struct ns_settle_result
 /* Binds process "pid" (0: the caller) to "cpus". */
 bool		ns_bind_cpus(pid_t pid, const ns_cpuset *cpus, char *err, size_t errlen);
 
+/* How many CPUs process "pid" (0: the caller) may run on; -1 if unknown. */
+int			ns_allowed_cpu_count(pid_t pid);
+
 /*
  * Sets the caller's memory policy for node "node_id".  NS_MEMORY_NONE and
  * NS_MEMORY_LOCAL both set the kernel's default, local allocation, which

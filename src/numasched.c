@@ -5,13 +5,16 @@
  * memory, and places processes (state.c) from PostgreSQL's hooks: a client
  * backend at the end of its start-up, a parallel worker when it starts its
  * part of a query.  A client backend whose class settings change (SET,
- * RESET, a reload) moves at its next statement.
+ * RESET, a reload) moves at its next statement.  A background session plans
+ * with fewer parallel workers where it has few CPUs (parallel_cap.c).
  */
 #include "postgres.h"
 
 #include "access/parallel.h"
 #include "access/xact.h"
 #include "executor/executor.h"
+#include "optimizer/cost.h"
+#include "optimizer/planner.h"
 #include "fmgr.h"
 #include "libpq/auth.h"
 #include "miscadmin.h"
@@ -20,6 +23,7 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
+#include "utils/guc.h"
 
 #include "numasched.h"
 
@@ -30,6 +34,7 @@ void		_PG_init(void);
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ClientAuthentication_hook_type prev_client_authentication_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_executor_start_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
@@ -119,6 +124,39 @@ numasched_client_authentication(Port *port, int status)
 		RegisterXactCallback(numasched_xact_callback, NULL);
 		callback_registered = true;
 	}
+}
+
+static PlannedStmt *
+plan_next(NUMASCHED_PLANNER_PARAMS)
+{
+	if (prev_planner_hook)
+		return prev_planner_hook(NUMASCHED_PLANNER_ARGS);
+	return standard_planner(NUMASCHED_PLANNER_ARGS);
+}
+
+/*
+ * A background session plans with no more parallel workers per Gather than
+ * the CPUs of its reach but one (parallel_cap.c).  max_parallel_workers_per_gather
+ * is lowered for the planning only, as PostgreSQL's own code sets a setting
+ * for a while: an error on the way puts it back with the (sub)transaction.
+ */
+static PlannedStmt *
+numasched_planner(NUMASCHED_PLANNER_PARAMS)
+{
+	int			cap = numasched_background_workers_cap();
+	int			nest_level;
+	char		value[16];
+	PlannedStmt *result;
+
+	if (cap < 0 || cap >= max_parallel_workers_per_gather)
+		return plan_next(NUMASCHED_PLANNER_ARGS);
+	nest_level = NewGUCNestLevel();
+	snprintf(value, sizeof(value), "%d", cap);
+	(void) set_config_option("max_parallel_workers_per_gather", value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	result = plan_next(NUMASCHED_PLANNER_ARGS);
+	AtEOXact_GUC(true, nest_level);
+	return result;
 }
 
 /*
@@ -237,6 +275,8 @@ _PG_init(void)
 	shmem_startup_hook = numasched_shmem_startup;
 	prev_client_authentication_hook = ClientAuthentication_hook;
 	ClientAuthentication_hook = numasched_client_authentication;
+	prev_planner_hook = planner_hook;
+	planner_hook = numasched_planner;
 	prev_executor_start_hook = ExecutorStart_hook;
 	ExecutorStart_hook = numasched_executor_start;
 	prev_process_utility_hook = ProcessUtility_hook;

@@ -270,6 +270,15 @@ extern void numasched_compute_class_locked(numasched_class *class);
  */
 extern bool numasched_sync_plan(void);
 
+/* the parallel workers of a background session's plans (parallel_cap.c) */
+
+/*
+ * The most parallel workers a Gather of this process's next plan may have:
+ * the CPUs of its reach but one, when it runs at background priority; -1: no
+ * cap.
+ */
+extern int	numasched_background_workers_cap(void);
+
 /* placement (placement.c) */
 
 /* Gives a slot back: its load, its class; lock held exclusively. */

@@ -1,8 +1,8 @@
 /*
  * pg_compat.h - what differs between the PostgreSQL majors numasched builds
  * against (15 to 19), in one place, so that the glue has no version #ifs.
- * 19 needs nothing here: what changed for it (its headers no longer bring
- * tuplestore.h and the type OIDs along) is met by including what is used.
+ * What else changed for 19 (its headers no longer bring tuplestore.h and
+ * the type OIDs along) is met by including what is used.
  */
 #ifndef PG_COMPAT_H
 #define PG_COMPAT_H
@@ -27,6 +27,17 @@
 	PG_MODULE_MAGIC_EXT(.name = "numasched", .version = NUMASCHED_VERSION)
 #else
 #define NUMASCHED_MODULE_MAGIC PG_MODULE_MAGIC
+#endif
+
+/* 19 hands the planner the EXPLAIN it plans for, if any */
+#if PG_VERSION_NUM >= 190000
+#define NUMASCHED_PLANNER_PARAMS \
+	Query *parse, const char *query_string, int cursorOptions, ParamListInfo boundParams, ExplainState *es
+#define NUMASCHED_PLANNER_ARGS parse, query_string, cursorOptions, boundParams, es
+#else
+#define NUMASCHED_PLANNER_PARAMS \
+	Query *parse, const char *query_string, int cursorOptions, ParamListInfo boundParams
+#define NUMASCHED_PLANNER_ARGS parse, query_string, cursorOptions, boundParams
 #endif
 
 #endif							/* PG_COMPAT_H */

@@ -17,6 +17,7 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/procarray.h"
+#include "utils/plancache.h"
 
 #include "numasched.h"
 
@@ -300,11 +301,18 @@ unplace_self(void)
 {
 	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
 	char		err[NS_ERRLEN];
+	bool		was_background = false;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	if (slot->pid == MyProcPid)
+	{
+		was_background = slot->background;
 		numasched_forget_slot_locked(slot);
+	}
 	numasched_release();
+	/* its cached plans were made with fewer parallel workers (parallel_cap.c) */
+	if (was_background)
+		ResetPlanCache();
 	leave_background();
 	/* out of the sched_ext companion's hands too, unless the whole server is in them */
 	if (!numasched_companion_in_force() && ns_is_sched_ext(0) == 1 && !ns_set_sched_ext(0, false, err, sizeof(err)))
@@ -328,6 +336,7 @@ numasched_reclass(void)
 	int			moved_to = -1;
 	bool		want_background = numasched_cpu_priority == CPU_PRIORITY_BACKGROUND;
 	bool		priority_changed = false;
+	bool		background_changed = false;
 	bool		autogroup_pending = false;
 	char		err[NS_ERRLEN];
 
@@ -376,7 +385,7 @@ numasched_reclass(void)
 		slot->autogroup_pending = autogroup_pending;
 		slot->raised = false;
 		ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
-		priority_changed = true;
+		priority_changed = background_changed = true;
 	}
 	home = numasched_slot_home(slot);
 	if (slot->group < 0 || (home && !ns_cpuset_test(home, slot->group)))
@@ -428,6 +437,9 @@ numasched_reclass(void)
 		slot->bound = numasched_bind_slot_locked(slot, &cpus);
 	}
 	numasched_release();
+	/* its cached plans were made for the other priority (parallel_cap.c) */
+	if (background_changed)
+		ResetPlanCache();
 	if (moved_to >= 0 && numasched_log_placements)
 		ereport(LOG,
 				(errmsg("numasched moved process %d into its workload class, CPU group %d",

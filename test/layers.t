@@ -12,7 +12,7 @@ use Test::More;
 my $src = dirname(__FILE__) . '/../src';
 my @core = map { "$src/$_.o" } qw(ns_cpuset ns_topology ns_plan ns_place ns_rebalance ns_numa_maps ns_lend);
 # bottom to top: each may use those before it
-my @glue = map { "$src/$_.o" } qw(ns_os ns_cgroup ns_priority ns_companion ns_cpustat settings state classes regroup memory priority companion placement statement_lending segment views
+my @glue = map { "$src/$_.o" } qw(ns_os ns_cgroup ns_priority ns_companion ns_cpustat settings state classes regroup memory priority companion parallel_cap placement statement_lending segment views
   schedstat lending inversion doorbell scheduler numasched);
 my @cli = map { "$src/$_.o" } qw(plan_common numasched_plan plan_simulate sim_trace sim_replay plan_bench
   sim_burst plan_bursts);

@@ -2,7 +2,9 @@
 # CPU: a background session runs at background priority (the idle cpu cgroup
 # where the server may change its own, its autogroup at nice 19 where
 # autogroups share the CPU, else SCHED_IDLE) on every CPU of
-# its reach, and so do its parallel workers; a normal busy session bound to one CPU
+# its reach, and so do its parallel workers, no more of them than the CPUs of
+# its reach but one (EXPLAIN, and cached plans made again when the priority
+# changes); a normal busy session bound to one CPU
 # gets that CPU at once beside two busy background sessions; a SET back to
 # normal is refused where the kernel would not raise the priority again (and
 # works where it would); a role's default applies at connection.  Read from
@@ -82,6 +84,41 @@ for my $w (split / /, $workers // '')
 }
 $bg->query_safe('SELECT 1');
 
+# --- its plans: no more parallel workers than the CPUs of its reach but one ---
+# A table that asks for as many workers as the reach has CPUs, so that the
+# cap shows on any machine; a normal session plans them all.
+my $reach = my @reach = split /,/, expand(kernel_cpus($bg_pid));
+my $cap = $reach - 1;
+$node->safe_psql('postgres', "CREATE TABLE wide AS SELECT g FROM generate_series(1, 1000) g; "
+	  . "ALTER TABLE wide SET (parallel_workers = $reach); GRANT SELECT ON wide TO PUBLIC");
+my $parallel_settings = 'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; '
+  . "SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = $reach; ";
+sub workers_planned
+{
+	my ($session, $explain) = @_;
+	my $out = $session->query_safe("${parallel_settings}EXPLAIN $explain");
+	return $out =~ /Workers Planned: (\d+)/ ? $1 : 0;
+}
+my $normal_plan = $node->background_psql('postgres');
+is(workers_planned($normal_plan, '(COSTS OFF) SELECT count(*) FROM wide'), $reach,
+	"a normal session plans $reach parallel workers over the table");
+is(workers_planned($bg, '(COSTS OFF) SELECT count(*) FROM wide'), $cap,
+	"the background session plans $cap: the $reach CPUs of its reach but its own");
+my $analyzed = $bg->query_safe('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM wide');
+my ($launched) = $analyzed =~ /Workers Launched: (\d+)/;
+cmp_ok($launched // 0, '<=', $cap, "and starts at most $cap (" . ($launched // 0) . ')');
+is($bg->query_safe('SHOW max_parallel_workers_per_gather'), $reach, 'its max_parallel_workers_per_gather is as it set it');
+$bg->query_safe('SET plan_cache_mode = force_generic_plan; PREPARE capped AS SELECT count(*) FROM wide');
+is(workers_planned($bg, '(COSTS OFF) EXECUTE capped'), $cap, 'its prepared plan too');
+# a plan cached at normal priority is made again at background
+$normal_plan->query_safe("${parallel_settings}SET plan_cache_mode = force_generic_plan; "
+	  . 'PREPARE q AS SELECT count(*) FROM wide');
+is(workers_planned($normal_plan, '(COSTS OFF) EXECUTE q'), $reach, 'a normal session\'s prepared plan has them all');
+$normal_plan->query_safe('SET numasched.cpu_priority = background');
+$normal_plan->query_safe('SELECT 1');
+is(workers_planned($normal_plan, '(COSTS OFF) EXECUTE q'), $cap, 'made again when the session turns background');
+$normal_plan->quit;
+
 # --- back to normal, where the kernel allows it ------------------------------
 # The kernel takes one autogroup change in 100 ms machine-wide from a process
 # without CAP_SYS_ADMIN.  One of our own just before (a no-op: our nice as it
@@ -104,6 +141,8 @@ if ($raise)
 	ok(wait_until(sub { !in_background($mode, $bg_pid) }, 2), 'and the kernel runs it at normal priority again');
 	is(sched_policy($bg_pid), 0, 'as SCHED_OTHER');
 	is(kernel_cpus($bg_pid), $group, 'bound to its group again');
+	is(workers_planned($bg, '(COSTS OFF) EXECUTE capped'), $reach,
+		'and its plan cached at background is made again with all the parallel workers');
 }
 else
 {

@@ -1,0 +1,39 @@
+/*
+ * parallel_cap.c - a background session's query plans no more parallel
+ * workers than the CPUs of its reach beside its leader's
+ *
+ * Under the kernel's fair class each background process is an entity of its
+ * own (SCHED_IDLE, or its autogroup at nice 19) with a tiny weight.  When two
+ * share a CPU, the one that waits is owed the other's run in virtual time,
+ * hundreds of times its real length; EEVDF then finds its deadline earlier
+ * than that of a normal process that just woke, picks it, and the normal
+ * process waits until the next tick (doc/benchmarking.md, "Where the OLTP
+ * role waits").  More processes than CPUs add no CPU time to the query, only
+ * those waits, and each worker's start-up, which runs at normal priority
+ * until it places itself at its executor start.
+ *
+ * Not under the sched_ext companion: it runs background work only where no
+ * normal work waits, however many processes it has.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "numasched.h"
+
+int
+numasched_background_workers_cap(void)
+{
+	numasched_slot *slot;
+	int			cpus;
+
+	if (numasched_state == NULL || MyProc == NULL || numasched_companion_in_force())
+		return -1;
+	/* an unlocked peek at our own slot: only we place or release it */
+	slot = &numasched_slots[numasched_procno(MyProc)];
+	if (slot->pid != MyProcPid || !slot->background)
+		return -1;
+	/* the kernel's answer: a background process may run on all of its reach */
+	cpus = ns_allowed_cpu_count(0);
+	return cpus > 0 ? cpus - 1 : -1;
+}
