@@ -11,10 +11,14 @@
 #               background work in its child numasched-background
 #   burners     the OLTP role beside two SCHED_IDLE processes that are not
 #               PostgreSQL and never sleep (each copies 8 MB again and again),
-#               filling both CPUs as the analytic role's leader and workers do
+#               filling both CPUs as the analytic role's leader and workers do;
+#               burnersN: N of them (burners4)
+#   idlecg      the same copiers, as normal processes in an idle cpu cgroup
+#               (cpu.idle = 1): one entity per CPU to the kernel where
+#               SCHED_IDLE makes one per process; idlecgN: N of them
 #   sleepers    three such processes, as the leader and its two workers, but
 #               each sleeps 0.2 ms after each copy, as PostgreSQL processes
-#               wait for each other
+#               wait for each other; sleepersN: N of them
 #   alone       the OLTP role alone
 #
 #     bash bench/runqueue_wait.sh [ROUNDS] [SECONDS] [SCENES]
@@ -36,8 +40,10 @@ command -v perf >/dev/null || { echo "runqueue_wait.sh: perf is missing (apt-get
 out=$(mktemp -d /tmp/numasched-rqwait-XXXXXX)
 autogroups=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo)
 burners=()
+idle_cgroup=""
 restore() {
-	[ ${#burners[@]} -eq 0 ] || kill "${burners[@]}" 2>/dev/null || true
+	[ ${#burners[@]} -eq 0 ] || { kill "${burners[@]}" 2>/dev/null; wait "${burners[@]}" 2>/dev/null; } || true
+	[ -z "$idle_cgroup" ] || rmdir "$idle_cgroup" 2>/dev/null || true
 	[ -z "$autogroups" ] || echo "$autogroups" >/proc/sys/kernel/sched_autogroup_enabled
 	rm -rf "$out"
 }
@@ -45,36 +51,55 @@ trap restore EXIT
 trap 'echo "runqueue_wait.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 [ -z "$autogroups" ] || echo 0 >/proc/sys/kernel/sched_autogroup_enabled
 
+# per kind of scene, numabench's configuration
 declare -A config=(
-	[background]="background=numasched,role.analytics.numasched.cpu_priority=background"
-	[cgroup]="cgroup=numasched,role.analytics.numasched.cpu_priority=background"
-	[burners]="burners=baseline,bench.analytic_clients=0"
-	[sleepers]="sleepers=baseline,bench.analytic_clients=0"
-	[alone]="alone=baseline,bench.analytic_clients=0"
+	[background]="numasched,role.analytics.numasched.cpu_priority=background"
+	[cgroup]="numasched,role.analytics.numasched.cpu_priority=background"
+	[burners]="baseline,bench.analytic_clients=0"
+	[idlecg]="baseline,bench.analytic_clients=0"
+	[sleepers]="baseline,bench.analytic_clients=0"
+	[alone]="baseline,bench.analytic_clients=0"
 )
+copiers="burners idlecg sleepers"
+
+# A cpu cgroup with cpu.idle = 1 for the idlecg scenes (cgroup v1 or v2).
+make_idle_cgroup() {
+	if [ -e /sys/fs/cgroup/cpu/cpu.idle ]; then
+		idle_cgroup=/sys/fs/cgroup/cpu/numasched-rqwait
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		idle_cgroup=/sys/fs/cgroup/numasched-rqwait
+	else
+		echo "runqueue_wait.sh: no cpu cgroup with cpu.idle here for the idlecg scenes" >&2
+		exit 1
+	fi
+	mkdir -p "$idle_cgroup"
+	echo 1 >"$idle_cgroup/cpu.idle"
+}
 
 scene() {
-	local name=$1 round=$2 bench oltp client postmaster normal idle="" cgroup=() copies=2
-	[ "$name" = cgroup ] && cgroup=(--server-cgroup)
-	[ "$name" = sleepers ] && copies=3
+	local name=$1 round=$2 kind=${1%%[0-9]*} bench oltp client postmaster normal idle="" cgroup=() copies
+	copies=${name#"$kind"}
+	[ -n "$copies" ] || copies=$([ "$kind" = sleepers ] && echo 3 || echo 2)
+	[ "$kind" = cgroup ] && cgroup=(--server-cgroup)
 	# no warm-up: its OLTP backends would be the ones found below, and gone
 	# before the recording ends
 	python3 "$top/bench/numabench" run --workload two-roles --rate 200 --clients 2 --analytic-clients 1 \
-		--config "${config[$name]}" "${cgroup[@]}" --runs 1 --warmup 0 --duration $((seconds + 20)) --scale 2 \
+		--config "$name=${config[$kind]}" "${cgroup[@]}" --runs 1 --warmup 0 --duration $((seconds + 20)) --scale 2 \
 		--out "$out/$name-$round" >"$out/$name-$round.log" 2>&1 &
 	bench=$!
 	until pgrep -f '^postgres: oltp ' >/dev/null; do
 		kill -0 "$bench" 2>/dev/null || { echo "runqueue_wait.sh: numabench ended before the OLTP role started:" >&2; cat "$out/$name-$round.log" >&2; exit 1; }
 		sleep 0.5
 	done
-	if [ "$name" = burners ] || [ "$name" = sleepers ]; then
+	if [[ " $copiers " == *" $kind "* ]]; then
 		for _ in $(seq 1 "$copies"); do
-			chrt -i 0 python3 -c 'import sys, time
+			$([ "$kind" = idlecg ] || echo chrt -i 0) python3 -c 'import sys, time
 b, nap = bytearray(8 << 20), float(sys.argv[1])
 while True:
     c = bytes(b)
-    if nap: time.sleep(nap)' "$([ "$name" = sleepers ] && echo 0.0002 || echo 0)" &
+    if nap: time.sleep(nap)' "$([ "$kind" = sleepers ] && echo 0.0002 || echo 0)" &
 			burners+=($!)
+			[ "$kind" != idlecg ] || echo "$!" >"$idle_cgroup/cgroup.procs"
 		done
 	fi
 	sleep 2
@@ -111,7 +136,7 @@ def kind(comm, pid):
         return "OLTP" if pid in oltp else "server, normal" if pid in normal else "analytic, background"
     if pid in client:
         return "OLTP's pgbench"
-    return "SCHED_IDLE burners" if pid in idle else "other"
+    return "the copiers" if pid in idle else "other"
 def waits(who, label):
     """who's run-queue waits once woken, and what its CPU ran during those over 1 ms"""
     delays = sorted(d for _, _, _, pid, d, _ in rows if pid in who)
@@ -134,7 +159,13 @@ EOF
 }
 
 for name in $scenes; do
-	[ -n "${config[$name]:-}" ] || { echo "runqueue_wait.sh: no scene \"$name\" (${!config[*]})" >&2; exit 1; }
+	kind=${name%%[0-9]*}
+	if [ -z "${config[$kind]:-}" ] || ! [[ "$name" =~ ^[a-z]+([1-9][0-9]*)?$ ]] ||
+		{ [ "$name" != "$kind" ] && [[ " $copiers " != *" $kind "* ]]; }; then
+		echo "runqueue_wait.sh: no scene \"$name\" (${!config[*]}; burners, idlecg and sleepers may end in a count)" >&2
+		exit 1
+	fi
+	[ "$kind" != idlecg ] || [ -n "$idle_cgroup" ] || make_idle_cgroup
 done
 for round in $(seq 1 "$rounds"); do
 	for name in $scenes; do
