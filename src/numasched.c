@@ -143,7 +143,7 @@ plan_next(NUMASCHED_PLANNER_PARAMS)
 static PlannedStmt *
 numasched_planner(NUMASCHED_PLANNER_PARAMS)
 {
-	int			cap = numasched_background_workers_cap();
+	int			cap = max_parallel_workers_per_gather > 0 ? numasched_background_workers_cap() : -1;
 	int			nest_level;
 	char		value[16];
 	PlannedStmt *result;

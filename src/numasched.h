@@ -279,6 +279,9 @@ extern bool numasched_sync_plan(void);
  */
 extern int	numasched_background_workers_cap(void);
 
+/* This process's priority changed, or it left numasched: plans made again. */
+extern void numasched_background_changed(void);
+
 /* placement (placement.c) */
 
 /* Gives a slot back: its load, its class; lock held exclusively. */

@@ -17,15 +17,26 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/plancache.h"
 
 #include "numasched.h"
+
+/*
+ * The CPUs this process may run on, read from the kernel at most once a
+ * second of statements (a system call costs about a microsecond here, a
+ * small plan tens) and at once after its own priority changed; the
+ * scheduler may narrow them meanwhile (CPUs set aside, a move).
+ */
+static int	reach_cpus = -1;
+static TimestampTz reach_read_at;
 
 int
 numasched_background_workers_cap(void)
 {
 	numasched_slot *slot;
-	int			cpus;
+	TimestampTz now;
 
 	if (numasched_state == NULL || MyProc == NULL || numasched_companion_in_force())
 		return -1;
@@ -34,6 +45,19 @@ numasched_background_workers_cap(void)
 	if (slot->pid != MyProcPid || !slot->background)
 		return -1;
 	/* the kernel's answer: a background process may run on all of its reach */
-	cpus = ns_allowed_cpu_count(0);
-	return cpus > 0 ? cpus - 1 : -1;
+	now = GetCurrentStatementStartTimestamp();
+	if (reach_cpus <= 0 || now - reach_read_at >= USECS_PER_SEC)
+	{
+		reach_cpus = ns_allowed_cpu_count(0);
+		reach_read_at = now;
+	}
+	return reach_cpus > 0 ? reach_cpus - 1 : -1;
+}
+
+void
+numasched_background_changed(void)
+{
+	reach_cpus = -1;
+	/* its cached plans were made for the other priority */
+	ResetPlanCache();
 }

@@ -17,7 +17,6 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/procarray.h"
-#include "utils/plancache.h"
 
 #include "numasched.h"
 
@@ -310,9 +309,8 @@ unplace_self(void)
 		numasched_forget_slot_locked(slot);
 	}
 	numasched_release();
-	/* its cached plans were made with fewer parallel workers (parallel_cap.c) */
 	if (was_background)
-		ResetPlanCache();
+		numasched_background_changed();
 	leave_background();
 	/* out of the sched_ext companion's hands too, unless the whole server is in them */
 	if (!numasched_companion_in_force() && ns_is_sched_ext(0) == 1 && !ns_set_sched_ext(0, false, err, sizeof(err)))
@@ -437,9 +435,8 @@ numasched_reclass(void)
 		slot->bound = numasched_bind_slot_locked(slot, &cpus);
 	}
 	numasched_release();
-	/* its cached plans were made for the other priority (parallel_cap.c) */
 	if (background_changed)
-		ResetPlanCache();
+		numasched_background_changed();
 	if (moved_to >= 0 && numasched_log_placements)
 		ereport(LOG,
 				(errmsg("numasched moved process %d into its workload class, CPU group %d",
