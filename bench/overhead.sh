@@ -50,8 +50,8 @@ stop_server() {
 
 # numasched's inclusive instructions in one callgrind file: the hooks (a
 # backend is placed in the start-up transaction's commit callback), minus
-# what they call of PostgreSQL (standard_ExecutorStart and _ExecutorEnd,
-# standard_ProcessUtility), with the transaction callbacks,
+# what they call of PostgreSQL (standard_planner, standard_ExecutorStart and
+# _ExecutorEnd, standard_ProcessUtility), with the transaction callbacks,
 # plus the exit path.
 analyse() {
 	python3 - "$@" <<'PY'
@@ -75,6 +75,7 @@ def numasched_cost(incl):
     own = incl.get("numasched_client_authentication", 0)
     own += incl.get("numasched_xact_callback", 0)
     own += incl.get("numasched_executor_start", 0) - incl.get("standard_ExecutorStart", 0)
+    own += incl.get("numasched_planner", 0) - incl.get("standard_planner", 0)
     # statement_lending.c hooks ExecutorEnd in a process once it counts a statement
     if "executor_end" in incl:
         own += incl["executor_end"] - incl.get("standard_ExecutorEnd", 0)

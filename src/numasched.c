@@ -135,28 +135,38 @@ plan_next(NUMASCHED_PLANNER_PARAMS)
 }
 
 /*
- * A background session plans with no more parallel workers per Gather than
- * the CPUs of its reach but one (parallel_cap.c).  max_parallel_workers_per_gather
- * is lowered for the planning only, as PostgreSQL's own code sets a setting
- * for a while: an error on the way puts it back with the (sub)transaction.
+ * max_parallel_workers_per_gather lowered to "cap" for the planning only, as
+ * PostgreSQL's own code sets a setting for a while: an error on the way puts
+ * it back with the (sub)transaction.
  */
-static PlannedStmt *
-numasched_planner(NUMASCHED_PLANNER_PARAMS)
+static pg_noinline PlannedStmt *
+plan_capped(int cap, NUMASCHED_PLANNER_PARAMS)
 {
-	int			cap = max_parallel_workers_per_gather > 0 ? numasched_background_workers_cap() : -1;
-	int			nest_level;
+	int			nest_level = NewGUCNestLevel();
 	char		value[16];
 	PlannedStmt *result;
 
-	if (cap < 0 || cap >= max_parallel_workers_per_gather)
-		return plan_next(NUMASCHED_PLANNER_ARGS);
-	nest_level = NewGUCNestLevel();
 	snprintf(value, sizeof(value), "%d", cap);
 	(void) set_config_option("max_parallel_workers_per_gather", value, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	result = plan_next(NUMASCHED_PLANNER_ARGS);
 	AtEOXact_GUC(true, nest_level);
 	return result;
+}
+
+/*
+ * A background session plans with no more parallel workers per Gather than
+ * the CPUs of its reach but one (parallel_cap.c); a normal one pays a test.
+ */
+static PlannedStmt *
+numasched_planner(NUMASCHED_PLANNER_PARAMS)
+{
+	int			cap;
+
+	if (numasched_plans_capped && max_parallel_workers_per_gather > 0 &&
+		(cap = numasched_background_workers_cap()) >= 0 && cap < max_parallel_workers_per_gather)
+		return plan_capped(cap, NUMASCHED_PLANNER_ARGS);
+	return plan_next(NUMASCHED_PLANNER_ARGS);
 }
 
 /*

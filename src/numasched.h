@@ -279,8 +279,15 @@ extern bool numasched_sync_plan(void);
  */
 extern int	numasched_background_workers_cap(void);
 
-/* This process's priority changed, or it left numasched: plans made again. */
-extern void numasched_background_changed(void);
+/*
+ * This process runs at background priority now, or not (its priority
+ * changed, or it left numasched): its plans are capped, or not, and those it
+ * cached are made again.
+ */
+extern void numasched_background_changed(bool background);
+
+/* Whether this process's plans are capped: a test the planner hook makes first. */
+extern bool numasched_plans_capped;
 
 /* placement (placement.c) */
 

@@ -32,6 +32,9 @@
 static int	reach_cpus = -1;
 static TimestampTz reach_read_at;
 
+/* this process runs at background priority: a normal one's plans pay one test */
+bool		numasched_plans_capped = false;
+
 int
 numasched_background_workers_cap(void)
 {
@@ -55,9 +58,12 @@ numasched_background_workers_cap(void)
 }
 
 void
-numasched_background_changed(void)
+numasched_background_changed(bool background)
 {
 	reach_cpus = -1;
+	if (numasched_plans_capped == background)
+		return;
+	numasched_plans_capped = background;
 	/* its cached plans were made for the other priority */
 	ResetPlanCache();
 }

@@ -233,6 +233,8 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	numasched_release();
 	if (self)
 		normal_priority_pending = false;	/* the scheduler's now, as any slot's */
+	if (self && background)
+		numasched_background_changed(true);
 
 	numasched_count(STAT_PLACEMENTS, 1);
 	numasched_count(where.hops == 0 ? STAT_HOME : where.hops == 1 ? STAT_ONE_HOP : STAT_FARTHER, 1);
@@ -310,7 +312,7 @@ unplace_self(void)
 	}
 	numasched_release();
 	if (was_background)
-		numasched_background_changed();
+		numasched_background_changed(false);
 	leave_background();
 	/* out of the sched_ext companion's hands too, unless the whole server is in them */
 	if (!numasched_companion_in_force() && ns_is_sched_ext(0) == 1 && !ns_set_sched_ext(0, false, err, sizeof(err)))
@@ -436,7 +438,7 @@ numasched_reclass(void)
 	}
 	numasched_release();
 	if (background_changed)
-		numasched_background_changed();
+		numasched_background_changed(want_background);
 	if (moved_to >= 0 && numasched_log_placements)
 		ereport(LOG,
 				(errmsg("numasched moved process %d into its workload class, CPU group %d",

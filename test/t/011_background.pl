@@ -179,6 +179,7 @@ $node->safe_psql('postgres', 'CREATE ROLE reports LOGIN; ALTER ROLE reports SET 
 my $r = $node->background_psql('postgres', extra_params => [ '-U', 'reports' ]);
 my $r_pid = $r->query_safe('SELECT pg_backend_pid()');
 ok(wait_until(sub { in_background($mode, $r_pid) }, 2), "a role set to background connects with $what");
+is(workers_planned($r, '(COSTS OFF) SELECT count(*) FROM wide'), $cap, "and plans $cap parallel workers from its first query");
 is($node->safe_psql('postgres',
 	"SELECT role || ' ' || cpu_priority || ' ' || processes FROM numasched_workloads WHERE role = 'reports'"),
 	'reports background 1', 'numasched_workloads shows the role at background priority');
