@@ -24,6 +24,12 @@
 #include "numasched.h"
 
 /*
+ * This process is placed at background priority, as its slot says: kept
+ * here, where only it changes it, so that a normal one's plans pay one test.
+ */
+bool		numasched_plans_capped = false;
+
+/*
  * The CPUs this process may run on, read from the kernel at most once a
  * second of statements (a system call costs about a microsecond here, a
  * small plan tens) and at once after its own priority changed; the
@@ -32,20 +38,12 @@
 static int	reach_cpus = -1;
 static TimestampTz reach_read_at;
 
-/* this process runs at background priority: a normal one's plans pay one test */
-bool		numasched_plans_capped = false;
-
 int
 numasched_background_workers_cap(void)
 {
-	numasched_slot *slot;
 	TimestampTz now;
 
-	if (numasched_state == NULL || MyProc == NULL || numasched_companion_in_force())
-		return -1;
-	/* an unlocked peek at our own slot: only we place or release it */
-	slot = &numasched_slots[numasched_procno(MyProc)];
-	if (slot->pid != MyProcPid || !slot->background)
+	if (!numasched_plans_capped || numasched_companion_in_force())
 		return -1;
 	/* the kernel's answer: a background process may run on all of its reach */
 	now = GetCurrentStatementStartTimestamp();
