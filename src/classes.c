@@ -43,7 +43,7 @@ numasched_compute_class_locked(numasched_class *class)
 		groups_on_nodes(plan, NULL, &on_nodes);
 	if (ns_cpuset_count(&on_nodes) == 0)
 	{
-		numasched_warn_later("numasched.nodes = '%s' has no CPU group now, its sessions may use every group",
+		numasched_report_later(WARNING, "numasched.nodes = '%s' has no CPU group now, its sessions may use every group",
 				 class->nodes);
 		groups_on_nodes(plan, NULL, &on_nodes);
 	}
@@ -63,7 +63,7 @@ numasched_compute_class_locked(numasched_class *class)
 		}
 		if (!fits || ns_cpuset_count(&class->home) == 0)
 		{
-			numasched_warn_later("numasched.cpu_groups = '%s' does not fit the CPU groups in force (0 to %d) on numasched.nodes = '%s', its sessions use every group of those nodes",
+			numasched_report_later(WARNING, "numasched.cpu_groups = '%s' does not fit the CPU groups in force (0 to %d) on numasched.nodes = '%s', its sessions use every group of those nodes",
 					 class->cpu_groups, plan->ngroups - 1, class->nodes);
 			class->home = on_nodes;
 		}
@@ -101,7 +101,7 @@ take_class_locked(const char *nodes, const char *cpu_groups, bool spill_never)
 	}
 	if (free_id < 0)
 	{
-		numasched_warn_later("numasched has no room for another workload class (%d are in use), process %d is placed without one",
+		numasched_report_later(WARNING, "numasched has no room for another workload class (%d are in use), process %d is placed without one",
 				 NUMASCHED_MAX_CLASSES, (int) MyProcPid);
 		return -1;
 	}

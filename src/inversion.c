@@ -97,12 +97,12 @@ set_raised(numasched_slot *slot, bool raise)
 
 	if (!numasched_set_priority(slot->pid, !raise, &slot->autogroup_pending, err, sizeof(err)))
 	{
-		elog(DEBUG1, "numasched could not change the priority of process %d: %s", (int) slot->pid, err);
+		numasched_report_later(DEBUG1, "numasched could not change the priority of process %d: %s", (int) slot->pid, err);
 		return;
 	}
 	slot->raised = raise;
-	elog(DEBUG1, "numasched %s process %d: %s", raise ? "raises" : "lowers again", (int) slot->pid,
-		 raise ? "it holds a lock a normal process waits for" : "nobody waits for its locks now");
+	numasched_report_later(DEBUG1, "numasched %s process %d: %s", raise ? "raises" : "lowers again", (int) slot->pid,
+						   raise ? "it holds a lock a normal process waits for" : "nobody waits for its locks now");
 }
 
 bool
@@ -290,12 +290,12 @@ raise_blockers(void)
 				{
 					slot->aside = aside;
 					numasched_state->set_aside_changed = true;
-					elog(DEBUG1, "numasched %s process %d: %s", aside ? "sets CPUs aside for" : "gives back the CPUs set aside for",
+					numasched_report_later(DEBUG1, "numasched %s process %d: %s", aside ? "sets CPUs aside for" : "gives back the CPUs set aside for",
 						 (int) slot->pid, aside ? "it holds a lock a normal process waits for, and cannot be raised" : "nobody waits for its locks now");
 				}
 			}
 		}
 	if (numasched_state->set_aside_changed)
 		rebind_around_set_aside_locked();
-	LWLockRelease(numasched_state->lock);
+	numasched_release();
 }

@@ -237,9 +237,9 @@ apply_changes(int n)
 		group_changed[g] = true;
 		numasched_group_lender[g] = lending.lender[g];
 		if (lending.lender[g] >= 0)
-			elog(DEBUG1, "numasched lends the CPUs of group %d to group %d", lending.lender[g], g);
+			numasched_report_later(DEBUG1, "numasched lends the CPUs of group %d to group %d", lending.lender[g], g);
 		else
-			elog(DEBUG1, "numasched group %d gives back the CPUs it borrowed", g);
+			numasched_report_later(DEBUG1, "numasched group %d gives back the CPUs it borrowed", g);
 		numasched_count(lending.lender[g] >= 0 ? STAT_LENDS : STAT_LEND_RETURNS, 1);
 	}
 	/* counted afresh: a group may change twice in a tick, or turn to another lender */

@@ -114,16 +114,26 @@ numasched_memory_calls_state(void)
 	return usable_calls ? "used" : "not needed: one memory node";
 }
 
-/* One WARNING per process and kind of failure, and the count. */
+/*
+ * One WARNING per process and kind of failure, and the count; the message
+ * is formatted only when it is sent (the scheduler may fail to place many a
+ * worker in its life, and would keep every message made for nothing).
+ */
 void
-numasched_warn_failure(numasched_failure kind, const char *message, const char *err)
+numasched_warn_failure(numasched_failure kind, const char *err, const char *fmt,...)
 {
 	static int	warned = 0;
+	char		message[256];
+	va_list		args;
 
+	numasched_assert_unlocked();
 	numasched_count(STAT_BIND_FAILURES, 1);
 	if (warned & (1 << kind))
 		return;
 	warned |= 1 << kind;
+	va_start(args, fmt);
+	vsnprintf(message, sizeof(message), fmt, args);
+	va_end(args);
 	ereport(WARNING,
 			(errmsg_internal("%s", message),
 			 errdetail_from_core(err)));
@@ -188,9 +198,8 @@ apply_memory_policy(int node_index, bool background)
 	if (ns_set_memory_policy(policy, node->id, err, sizeof(err)))
 		kernel_memory_policy = policy == NS_MEMORY_NONE ? NS_MEMORY_LOCAL : policy;
 	else
-		numasched_warn_failure(FAILURE_MEMORY_POLICY,
-							   psprintf("numasched could not set the memory policy of process %d for node %d",
-										(int) MyProcPid, node->id), err);
+		numasched_warn_failure(FAILURE_MEMORY_POLICY, err,
+							   "numasched could not set the memory policy of process %d for node %d", (int) MyProcPid, node->id);
 }
 
 /*
@@ -219,9 +228,8 @@ settle_memory(int node_index, bool copy)
 	INSTR_TIME_SET_CURRENT(start);
 	if (!ns_settle_private_memory(0, node->id, copy, &result, err, sizeof(err)))
 	{
-		numasched_warn_failure(FAILURE_SETTLE,
-							   psprintf("numasched could not move the private memory of process %d to node %d",
-										(int) MyProcPid, node->id), err);
+		numasched_warn_failure(FAILURE_SETTLE, err,
+							   "numasched could not move the private memory of process %d to node %d", (int) MyProcPid, node->id);
 		return;
 	}
 	if (copy)

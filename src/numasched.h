@@ -237,10 +237,18 @@ extern void numasched_keep_off_set_aside(bool aside, ns_cpuset *cpus);
 extern bool numasched_bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus);
 
 /*
- * A WARNING to send once the lock is released (numasched_release): a
- * message can block on a client's full socket.
+ * A message to send once the lock is released (numasched_release): a
+ * message can block on a client's full socket, so none is sent while the
+ * lock is held.
  */
-extern void numasched_warn_later(const char *fmt,...) pg_attribute_printf(1, 2);
+extern void numasched_report_later(int elevel, const char *fmt,...) pg_attribute_printf(2, 3);
+
+/* Where numasched reports: never with its lock held (checked in assert-enabled builds). */
+static inline void
+numasched_assert_unlocked(void)
+{
+	Assert(numasched_state == NULL || !LWLockHeldByMe(numasched_state->lock));
+}
 
 /* The shared plan and loads; call with the lock held. */
 extern const ns_plan *numasched_shared_plan(void);
@@ -333,7 +341,7 @@ typedef enum numasched_failure
 } numasched_failure;
 
 /* A WARNING once per process and kind of failure, and bind_failures counted. */
-extern void numasched_warn_failure(numasched_failure kind, const char *message, const char *err);
+extern void numasched_warn_failure(numasched_failure kind, const char *err, const char *fmt,...) pg_attribute_printf(3, 4);
 
 /*
  * This process was placed on a node (its memory policy; a parallel worker

@@ -247,17 +247,14 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		exit_callback_registered = true;
 	}
 	if (!bound)
-		numasched_warn_failure(FAILURE_AFFINITY,
-							   psprintf("numasched could not set its CPU affinity, process %d runs unbound", (int) pid),
-							   err);
+		numasched_warn_failure(FAILURE_AFFINITY, err,
+							   "numasched could not set its CPU affinity, process %d runs unbound", (int) pid);
 	if (background_refused)
-		numasched_warn_failure(FAILURE_PRIORITY,
-							   psprintf("numasched could not give process %d background CPU priority, it runs as normal work", (int) pid),
-							   priority_err);
+		numasched_warn_failure(FAILURE_PRIORITY, priority_err,
+							   "numasched could not give process %d background CPU priority, it runs as normal work", (int) pid);
 	if (companion && !numasched_apply_executor(self ? 0 : pid, background, err, sizeof(err)))
-		numasched_warn_failure(FAILURE_EXECUTOR,
-							   psprintf("numasched could not put process %d under the sched_ext companion, the kernel's own scheduler runs it", (int) pid),
-							   err);
+		numasched_warn_failure(FAILURE_EXECUTOR, err,
+							   "numasched could not put process %d under the sched_ext companion, the kernel's own scheduler runs it", (int) pid);
 	if (self)
 		numasched_memory_placed(where.node, kind, bound);
 
@@ -320,9 +317,8 @@ unplace_self(void)
 				(errmsg("numasched let process %d go under the sched_ext companion", (int) MyProcPid),
 				 errdetail_from_core(err)));
 	if (!ns_bind_cpus(0, &numasched_machine->usable, err, sizeof(err)))
-		numasched_warn_failure(FAILURE_UNBIND,
-							   psprintf("numasched could not give process %d back the CPUs it had before it was placed", (int) MyProcPid),
-							   err);
+		numasched_warn_failure(FAILURE_UNBIND, err,
+							   "numasched could not give process %d back the CPUs it had before it was placed", (int) MyProcPid);
 	numasched_memory_unplaced();
 }
 
@@ -364,11 +360,11 @@ numasched_reclass(void)
 	if (want_background != slot->background &&
 		!numasched_set_priority(0, want_background, &autogroup_pending, err, sizeof(err)))
 	{
-		numasched_warn_failure(FAILURE_PRIORITY,
-							   psprintf(want_background ?
-										"numasched could not give process %d background CPU priority, it runs as normal work" :
-										"numasched could not give process %d normal CPU priority back, it stays background",
-										(int) MyProcPid), err);
+		numasched_warn_failure(FAILURE_PRIORITY, err,
+							   want_background ?
+							   "numasched could not give process %d background CPU priority, it runs as normal work" :
+							   "numasched could not give process %d normal CPU priority back, it stays background",
+							   (int) MyProcPid);
 		want_background = slot->background;
 	}
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
@@ -417,7 +413,7 @@ numasched_reclass(void)
 			else
 			{
 				numasched_count(STAT_BIND_FAILURES, 1);
-				numasched_warn_later("numasched could not move process %d into its CPU groups: %s", (int) MyProcPid, err);
+				numasched_report_later(WARNING, "numasched could not move process %d into its CPU groups: %s", (int) MyProcPid, err);
 			}
 		}
 	}

@@ -50,7 +50,7 @@ numasched_sync_plan(void)
 	plan = ns_plan_build(numasched_machine, groups_per_node, NULL, err, sizeof(err));
 	if (plan == NULL)
 	{
-		numasched_warn_later("numasched cannot use numasched.groups_per_node = %d, %s: %s",
+		numasched_report_later(WARNING, "numasched cannot use numasched.groups_per_node = %d, %s: %s",
 				 groups_per_node,
 				 numasched_state->configured ? "the CPU groups stay as they are" :
 				 "using one group per node", err);

@@ -32,22 +32,34 @@ static ns_plan shared_plan;
 static ns_loads shared_loads;
 
 /*
- * A WARNING found while the lock was held, sent once it is released: a
- * message can block on a client's full socket.
+ * Messages found while the lock was held, sent once it is released: a
+ * message can block on a client's full socket, and with the lock held (and
+ * interrupts off) every login and the scheduler would wait for that client.
+ * A few are kept; more in one hold are dropped (what failed is counted).
  */
-static char pending_warning[NS_ERRLEN + 256];
+#define PENDING_MESSAGES 4
+
+typedef struct pending_message
+{
+	int			elevel;
+	char		text[NS_ERRLEN + 256];
+} pending_message;
+
+static pending_message pending[PENDING_MESSAGES];
+static int	npending = 0;
 
 static void
-send_pending_warning(void)
+send_pending_messages(void)
 {
-	if (pending_warning[0])
-	{
-		char		text[sizeof(pending_warning)];
+	pending_message sending[PENDING_MESSAGES];
+	int			n = npending;
 
-		strlcpy(text, pending_warning, sizeof(text));
-		pending_warning[0] = '\0';
-		ereport(WARNING, (errmsg_internal("%s", text)));
-	}
+	numasched_assert_unlocked();
+	/* copied first: a message may be found again while these are sent */
+	memcpy(sending, pending, n * sizeof(pending_message));
+	npending = 0;
+	for (int i = 0; i < n; i++)
+		ereport(sending[i].elevel, (errmsg_internal("%s", sending[i].text)));
 }
 
 
@@ -270,7 +282,7 @@ void
 numasched_release(void)
 {
 	LWLockRelease(numasched_state->lock);
-	send_pending_warning();
+	send_pending_messages();
 }
 
 void
@@ -280,13 +292,17 @@ numasched_count(numasched_stat stat, uint64 n)
 }
 
 void
-numasched_warn_later(const char *fmt,...)
+numasched_report_later(int elevel, const char *fmt,...)
 {
 	va_list		args;
 
+	if (npending == PENDING_MESSAGES || !message_level_is_interesting(elevel))
+		return;
+	pending[npending].elevel = elevel;
 	va_start(args, fmt);
-	vsnprintf(pending_warning, sizeof(pending_warning), fmt, args);
+	vsnprintf(pending[npending].text, sizeof(pending[npending].text), fmt, args);
 	va_end(args);
+	npending++;
 }
 
 void
@@ -339,6 +355,6 @@ numasched_bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
 	if (ns_bind_cpus(slot->pid, &kernel_cpus, err, sizeof(err)))
 		return true;
 	numasched_count(STAT_BIND_FAILURES, 1);
-	elog(DEBUG1, "numasched could not bind process %d: %s", (int) slot->pid, err);
+	numasched_report_later(DEBUG1, "numasched could not bind process %d: %s", (int) slot->pid, err);
 	return false;
 }
