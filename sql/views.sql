@@ -73,10 +73,16 @@ SELECT count(*) > 0 AS sees_pids, count(cpus) AS sees_details
 SELECT count(*) > 0 AS sees_pids, count(local_percent) AS sees_figures
   FROM numasched_locality WHERE pid = pg_backend_pid();
 SELECT count(*) FROM numasched_shared_memory;
+-- a group's figures are its sessions' activity: the groups themselves, not them
+SELECT count(*) > 0 AS sees_groups, count(cpus) = count(*) AS sees_cpus,
+       count(load) + count(processes) + count(statements) AS sees_figures
+  FROM numasched_groups;
 RESET ROLE;
 GRANT pg_read_all_stats TO numasched_nobody;
 SET ROLE numasched_nobody;
 SELECT count(cpus) AS sees_details FROM numasched_processes WHERE pid = pg_backend_pid();
+SELECT count(*) > 0 AS sees_groups, count(load) + count(processes) + count(statements) = 3 * count(*) AS sees_figures
+  FROM numasched_groups;
 SELECT count(*) > 0 AS sees_shared_memory FROM numasched_shared_memory;
 RESET ROLE;
 DROP ROLE numasched_nobody;

@@ -200,6 +200,12 @@ numasched_groups(PG_FUNCTION_ARGS)
 	int			nslots;
 	int		   *processes;
 
+	/*
+	 * With one process in a group, its figures are that session's activity:
+	 * as pg_stat_activity's, they are pg_read_all_stats's to see.
+	 */
+	bool		sees_activity = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
@@ -222,6 +228,7 @@ numasched_groups(PG_FUNCTION_ARGS)
 		values[5] = Int32GetDatum(processes[g]);
 		/* running now, as lending at a statement's start counts them */
 		values[6] = Int32GetDatum((int32) pg_atomic_read_u32(&numasched_running[g].statements));
+		nulls[4] = nulls[5] = nulls[6] = !sees_activity;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();
