@@ -46,39 +46,25 @@ server_follows(bool loaded)
 	return moved;
 }
 
-bool
-numasched_apply_executor(pid_t pid, bool background, char *err, size_t errlen)
-{
-	bool		autogroup_pending;
-
-	if (numasched_companion_in_force())
-		return ns_is_sched_ext(pid) == 1 || ns_set_sched_ext(pid, true, err, errlen);
-	if (ns_is_sched_ext(pid) != 1)
-		return true;
-	if (!ns_set_sched_ext(pid, false, err, errlen))
-		return false;
-	/* its nice stays 19 (it may not raise it): the way of the server's start on top */
-	return !background || numasched_set_priority(pid, true, &autogroup_pending, err, errlen);
-}
-
 void
 numasched_follow_companion(void)
 {
 	bool		loaded = ns_companion_loaded("/sys");
 	int			processes = 0;
 	int			others;
-	int			refused = 0;
-	char		err[NS_ERRLEN] = "";
+	int			refused;
+	int			mark;
+	const char *err = "";
 
 	if (loaded == numasched_state->companion)
 		return;
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_state->companion = loaded;
+	mark = numasched_tellings_mark();
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 		ns_cpuset	cpus;
-		bool		autogroup_pending;
 
 		if (slot->group < 0)
 			continue;
@@ -86,22 +72,19 @@ numasched_follow_companion(void)
 		slot->lent_group = -1;
 		slot->visit_group = -1;
 		numasched_slot_kernel_cpus(slot, &cpus);
-		slot->bound = numasched_bind_slot_locked(slot, &cpus);
-		/* not bound: gone, or its pid no longer its own (bind checked) */
-		if (!slot->bound)
+		/* not bound: gone, or its pid no longer its own */
+		if (!(slot->bound = numasched_bind_slot_locked(slot, &cpus)))
 			continue;
-		/* a background one is marked so (nice 19) before it becomes the companion's */
-		if (slot->background && loaded)
-			(void) numasched_set_priority(slot->pid, true, &autogroup_pending, err, sizeof(err));
-		if (!numasched_apply_executor(slot->pid, slot->background, err, sizeof(err)))
-			refused++;
+		/* the companion's tier (a background one marked so first), or the way of the server's start */
+		(void) numasched_retier_slot_locked(slot, slot->background, slot->raised);
 	}
 	numasched_release();
+	refused = numasched_refusals_since(mark, &err);
 	others = server_follows(loaded);
 	ereport(LOG,
 			(errmsg(loaded ? "numasched: the sched_ext companion numasched-scx is loaded: %d placed processes and %d other processes of the server run under it"
 					: "numasched: the sched_ext companion numasched-scx is gone: %d placed processes are back on their CPU groups, %d other processes of the server with the kernel's scheduler",
 					processes, others),
-			 refused ? errdetail("%d of them kept their scheduling policy: %s", refused, err) : 0,
+			 refused ? errdetail("%d of them kept their scheduling policy or CPUs: %s", refused, err) : 0,
 			 refused && loaded ? errhint("A process at SCHED_IDLE (background, numasched's way without a cgroup or autogroups) may not leave it without CAP_SYS_NICE or RLIMIT_NICE; start numasched-scx before PostgreSQL.") : 0));
 }

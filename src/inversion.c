@@ -21,7 +21,6 @@
  */
 #include "postgres.h"
 
-#include <errno.h>
 
 #include "catalog/pg_type.h"
 #include "storage/procarray.h"
@@ -87,22 +86,19 @@ mark_blockers(pid_t pid)
 
 /*
  * Gives a background process its normal share for now, or takes it back, the
- * way background priority is given here; without the privilege to leave
- * SCHED_IDLE the kernel refuses, and it stays as it is.
+ * way background priority is given here, told once the lock is released;
+ * without the privilege to leave SCHED_IDLE the kernel refuses, and it stays
+ * as it was.  Lock held exclusively.
  */
 static void
-set_raised(numasched_slot *slot, bool raise)
+set_raised_locked(numasched_slot *slot, bool raise)
 {
-	char		err[NS_ERRLEN];
+	bool		was_raised = slot->raised;
 
-	if (!numasched_set_priority(slot->pid, !raise, &slot->autogroup_pending, err, sizeof(err)))
-	{
-		numasched_report_later(DEBUG1, "numasched could not change the priority of process %d: %s", (int) slot->pid, err);
-		return;
-	}
 	slot->raised = raise;
-	numasched_report_later(DEBUG1, "numasched %s process %d: %s", raise ? "raises" : "lowers again", (int) slot->pid,
-						   raise ? "it holds a lock a normal process waits for" : "nobody waits for its locks now");
+	if (numasched_retier_slot_locked(slot, slot->background, was_raised) >= 0)
+		numasched_report_later(DEBUG1, "numasched %s process %d: %s", raise ? "raises" : "lowers again", (int) slot->pid,
+							   raise ? "it holds a lock a normal process waits for" : "nobody waits for its locks now");
 }
 
 bool
@@ -177,20 +173,24 @@ numasched_inversion_tick(void)
 
 /*
  * The autogroup changes the kernel's rate limit refused, after the raises of
- * this tick (which come first).
+ * this tick (which come first): decided again from the slot as it is now,
+ * so that a SET or a raise meanwhile is never undone.
  */
 static void
 retry_pending(void)
 {
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
 		if (slot->pid != 0 && slot->autogroup_pending)
-			slot->autogroup_pending =
-				!ns_set_autogroup_nice(slot->pid, slot->background && !slot->raised ? NS_BACKGROUND_NICE : 0) &&
-				errno == EAGAIN;
+		{
+			slot->autogroup_pending = false;
+			(void) numasched_retier_slot_locked(slot, slot->background, slot->raised);
+		}
 	}
+	numasched_release();
 }
 
 /*
@@ -280,21 +280,29 @@ raise_blockers(void)
 			raise = blocked_pid[i] == slot->pid &&
 				now < TimestampTzPlusMilliseconds(blocked_at[i], RAISED_FOR_MS);
 			if (raise != slot->raised && raise == (pass == 0))
-				set_raised(slot, raise);
-			if (pass == 1)
-			{
-				bool		aside = !slot->raised && blocked_pid[i] == slot->pid &&
-					now < TimestampTzPlusMilliseconds(blocked_at[i], SET_ASIDE_FOR_MS);
-
-				if (aside != slot->aside)
-				{
-					slot->aside = aside;
-					numasched_state->set_aside_changed = true;
-					numasched_report_later(DEBUG1, "numasched %s process %d: %s", aside ? "sets CPUs aside for" : "gives back the CPUs set aside for",
-						 (int) slot->pid, aside ? "it holds a lock a normal process waits for, and cannot be raised" : "nobody waits for its locks now");
-				}
-			}
+				set_raised_locked(slot, raise);
 		}
+	/* told, and what the kernel would not raise is not raised in the books */
+	numasched_release();
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		numasched_slot *slot = &numasched_slots[i];
+		bool		aside;
+
+		if (slot->pid == 0 || !slot->background)
+			continue;
+		aside = !slot->raised && blocked_pid[i] == slot->pid &&
+			now < TimestampTzPlusMilliseconds(blocked_at[i], SET_ASIDE_FOR_MS);
+		if (aside != slot->aside)
+		{
+			slot->aside = aside;
+			numasched_state->set_aside_changed = true;
+			numasched_report_later(DEBUG1, "numasched %s process %d: %s", aside ? "sets CPUs aside for" : "gives back the CPUs set aside for",
+								   (int) slot->pid, aside ? "it holds a lock a normal process waits for, and cannot be raised" : "nobody waits for its locks now");
+		}
+	}
 	if (numasched_state->set_aside_changed)
 		rebind_around_set_aside_locked();
 	numasched_release();

@@ -115,7 +115,7 @@ numasched_memory_calls_state(void)
 }
 
 /*
- * One WARNING per process and kind of failure, and the count; the message
+ * One WARNING per process and kind of failure (counted where it failed); the message
  * is formatted only when it is sent (the scheduler may fail to place many a
  * worker in its life, and would keep every message made for nothing).
  */
@@ -127,7 +127,6 @@ numasched_warn_failure(numasched_failure kind, const char *err, const char *fmt,
 	va_list		args;
 
 	numasched_assert_unlocked();
-	numasched_count(STAT_BIND_FAILURES, 1);
 	if (warned & (1 << kind))
 		return;
 	warned |= 1 << kind;
@@ -198,8 +197,11 @@ apply_memory_policy(int node_index, bool background)
 	if (ns_set_memory_policy(policy, node->id, err, sizeof(err)))
 		kernel_memory_policy = policy == NS_MEMORY_NONE ? NS_MEMORY_LOCAL : policy;
 	else
+	{
+		numasched_count(STAT_BIND_FAILURES, 1);
 		numasched_warn_failure(FAILURE_MEMORY_POLICY, err,
 							   "numasched could not set the memory policy of process %d for node %d", (int) MyProcPid, node->id);
+	}
 }
 
 /*
@@ -228,6 +230,7 @@ settle_memory(int node_index, bool copy)
 	INSTR_TIME_SET_CURRENT(start);
 	if (!ns_settle_private_memory(0, node->id, copy, &result, err, sizeof(err)))
 	{
+		numasched_count(STAT_BIND_FAILURES, 1);
 		numasched_warn_failure(FAILURE_SETTLE, err,
 							   "numasched could not move the private memory of process %d to node %d", (int) MyProcPid, node->id);
 		return;

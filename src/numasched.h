@@ -67,6 +67,10 @@ typedef struct numasched_slot
 	bool		autogroup_pending;	/* its autogroup's nice is still to be set */
 	bool		raised;			/* normal for now: it holds a lock normal work waits for */
 	bool		aside;			/* runs on the CPUs set aside (inversion.c) */
+	/* decisions of what the kernel has for it, in order (binding.c) */
+	uint32		cpus_seq;
+	uint32		tier_seq;
+	ns_cpuset	told;			/* the CPUs last decided for it */
 } numasched_slot;
 
 /*
@@ -229,12 +233,44 @@ extern void numasched_slot_kernel_cpus(const numasched_slot *slot, ns_cpuset *cp
 extern void numasched_keep_off_set_aside(bool aside, ns_cpuset *cpus);
 
 /*
- * Binds the process of a slot to "cpus", lock held: whoever writes a slot's
- * group binds it under the same lock, so the last group written is the last
- * one the kernel was told.  A refusal is counted and leaves the slot
- * unbound (or, for a move, where it was).
+ * What the kernel is told for a slot's process (binding.c): decided with the
+ * lock held, by whoever writes the slot, and told by numasched_release once
+ * it is released, in the order decided; the last decision is the one the
+ * kernel keeps.  A refusal is counted and the books put back: a move or a
+ * visit taken back, else the process marked unbound.
  */
+
+/* Its CPUs; false when its process is gone. */
 extern bool numasched_bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus);
+/* The same, with the telling's number (numasched_told), -1 if it is gone. */
+extern int	numasched_bind_locked(numasched_slot *slot, const ns_cpuset *cpus);
+
+/*
+ * Moved to "group" in the books and bound to "cpus"; taken back if the
+ * kernel refuses.  Returns the telling's number (numasched_told), -1 if its
+ * process is gone.
+ */
+extern int	numasched_bind_move_locked(numasched_slot *slot, int group, const ns_cpuset *cpus);
+
+/* Lent "group"'s CPUs for its statement (moved there at once); ends if refused. */
+extern int	numasched_bind_visit_locked(numasched_slot *slot, int group);
+
+/*
+ * Its tier as the slot says now (background and not raised; under the
+ * companion or not); refused, the books go back to "was_background" and
+ * "was_raised".
+ */
+extern int	numasched_retier_slot_locked(numasched_slot *slot, bool was_background, bool was_raised);
+
+/* Tells the kernel what was decided: numasched_release does, lock released. */
+extern void numasched_tell_kernel(void);
+
+/* After numasched_release: whether telling "i" was taken, and if not why. */
+extern bool numasched_told(int i, const char **err);
+
+/* The number the next decision gets, and how many since "mark" were refused. */
+extern int	numasched_tellings_mark(void);
+extern int	numasched_refusals_since(int mark, const char **err);
 
 /*
  * A message to send once the lock is released (numasched_release): a
@@ -340,7 +376,7 @@ typedef enum numasched_failure
 	FAILURE_EXECUTOR
 } numasched_failure;
 
-/* A WARNING once per process and kind of failure, and bind_failures counted. */
+/* A WARNING once per process and kind of failure (bind_failures is counted where it failed). */
 extern void numasched_warn_failure(numasched_failure kind, const char *err, const char *fmt,...) pg_attribute_printf(3, 4);
 
 /*
@@ -415,13 +451,6 @@ numasched_companion_in_force(void)
 {
 	return numasched_state != NULL && numasched_state->companion;
 }
-
-/*
- * Process "pid" (0: this one) into the executor in force: SCHED_EXT under
- * the companion; else out of it, a background one at the priority of the
- * way chosen at start.  Its CPUs are bound apart.
- */
-extern bool numasched_apply_executor(pid_t pid, bool background, char *err, size_t errlen);
 
 /* The companion loaded or unloaded since the last look: every placed process follows. */
 extern void numasched_follow_companion(void);

@@ -79,16 +79,18 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	ns_cpuset	cpus;
 	ns_cpuset	kernel_cpus;
 	bool		bound;
-	bool		planted;
 	int			class_id = -1;
 	int			lender;
 	int			parallel_mode = numasched_parallel_placement;
 	bool		background = numasched_cpu_priority == CPU_PRIORITY_BACKGROUND;
 	bool		background_refused = false;
-	bool		autogroup_pending = false;
+	bool		executor_refused = false;
 	bool		companion;
-	char		err[NS_ERRLEN];
-	char		priority_err[NS_ERRLEN];
+	int			tier = -1;
+	int			binding = -1;
+	const char *refusal;
+	char		err[NS_ERRLEN] = "";
+	char		priority_err[NS_ERRLEN] = "";
 
 	if (self)
 		numasched_class_changed = false;	/* placed with the settings of now */
@@ -170,14 +172,6 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		request.reach_groups = &numasched_classes[class_id].reach;
 	}
 	ns_place(plan, numasched_shared_loads(), &settings, &request, &where);
-
-	/*
-	 * Background priority before the wider mask, so that it never competes
-	 * as normal work outside its group; a refusal places it as normal.
-	 */
-	if (background && !numasched_set_priority(self ? 0 : pid, true, &autogroup_pending,
-											  priority_err, sizeof(priority_err)))
-		background = false, background_refused = true;
 	if (!background)
 		ns_loads_add(plan, numasched_shared_loads(), where.group, NS_DEFAULT_WEIGHT);
 	cpus = plan->groups[where.group].cpus;
@@ -189,30 +183,13 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	/* under the companion, every process: it picks among them at every wakeup */
 	if (background || companion)
 		ns_reach_cpus(plan, &settings, where.node, request.reach_groups, &kernel_cpus);
-	/*
-	 * Bound while the lock orders us against anybody moving it.  A group of
-	 * every usable CPU (one node, one group: the defaults on a machine with
-	 * one memory node) is the mask the process inherited from the
-	 * postmaster, and binding it would change nothing.
-	 */
 	numasched_keep_off_set_aside(false, &kernel_cpus);
-
-	/*
-	 * Free to run on the CPUs of other groups of its node, it starts on its
-	 * own group's: the kernel wakes a process on or near the CPU it last ran
-	 * on while one is idle there.  Moving another process would only take
-	 * effect at its next wakeup, already with the wider mask.
-	 */
-	planted = self && !background && !companion && !ns_cpuset_equal(&kernel_cpus, &cpus) &&
-		ns_bind_cpus(0, &cpus, err, sizeof(err));
-	bound = (!planted && ns_cpuset_equal(&kernel_cpus, &numasched_machine->usable)) ||
-		ns_bind_cpus(self ? 0 : pid, &kernel_cpus, err, sizeof(err));
 
 	slot->pid = pid;
 	numasched_mark_slot(slot, true);
 	slot->leader_pid = leader ? leader->pid : 0;
 	slot->kind = kind;
-	slot->bound = bound;
+	slot->bound = true;
 	slot->self_placed = self;
 	slot->keep_node = kind == NUMASCHED_PARALLEL_WORKER && parallel_mode == NS_PARALLEL_COMPACT;
 	slot->parallel_mode = parallel_mode;
@@ -224,13 +201,41 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	slot->moved_pass = 0;
 	slot->placed_at = GetCurrentTimestamp();
 	slot->cpus = cpus;
-	slot->lent_group = bound ? lender : -1;
+	slot->lent_group = lender;
 	slot->visit_group = -1;
 	slot->background = background;
-	slot->autogroup_pending = autogroup_pending || (self && normal_priority_pending);
+	slot->autogroup_pending = self && normal_priority_pending;
 	slot->raised = false;
 	slot->aside = false;
+	/* a group of every usable CPU is the mask it inherited from the postmaster */
+	slot->told = numasched_machine->usable;
+
+	/*
+	 * Decided here, told once the lock is released: background priority (or
+	 * the companion) before the wider mask, so that it never competes as
+	 * normal work outside its group; a refusal places it as normal.  Free to
+	 * run on the CPUs of other groups of its node, it starts on its own
+	 * group's: the kernel wakes a process on or near the CPU it last ran on
+	 * while one is idle there.  Moving another process would only take
+	 * effect at its next wakeup, already with the wider mask.
+	 */
+	if (background || companion)
+		tier = numasched_retier_slot_locked(slot, companion && background, false);
+	if (self && !background && !companion && !ns_cpuset_equal(&kernel_cpus, &cpus))
+		(void) numasched_bind_slot_locked(slot, &cpus);
+	if (!ns_cpuset_equal(&kernel_cpus, &slot->told))
+		binding = numasched_bind_locked(slot, &kernel_cpus);
 	numasched_release();
+	bound = binding < 0 || numasched_told(binding, &refusal);
+	if (!bound)
+		strlcpy(err, refusal, sizeof(err));
+	if (tier >= 0 && !numasched_told(tier, &refusal))
+	{
+		strlcpy(priority_err, refusal, sizeof(priority_err));
+		background_refused = background && !companion;
+		executor_refused = companion;
+		background = background && companion;
+	}
 	if (self)
 		normal_priority_pending = false;	/* the scheduler's now, as any slot's */
 	if (self && background)
@@ -249,12 +254,12 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	if (!bound)
 		numasched_warn_failure(FAILURE_AFFINITY, err,
 							   "numasched could not set its CPU affinity, process %d runs unbound", (int) pid);
-	if (background_refused)
+	if (executor_refused)
+		numasched_warn_failure(FAILURE_EXECUTOR, priority_err,
+							   "numasched could not put process %d under the sched_ext companion, the kernel's own scheduler runs it", (int) pid);
+	else if (background_refused)
 		numasched_warn_failure(FAILURE_PRIORITY, priority_err,
 							   "numasched could not give process %d background CPU priority, it runs as normal work", (int) pid);
-	if (companion && !numasched_apply_executor(self ? 0 : pid, background, err, sizeof(err)))
-		numasched_warn_failure(FAILURE_EXECUTOR, err,
-							   "numasched could not put process %d under the sched_ext companion, the kernel's own scheduler runs it", (int) pid);
 	if (self)
 		numasched_memory_placed(where.node, kind, bound);
 
@@ -317,8 +322,11 @@ unplace_self(void)
 				(errmsg("numasched let process %d go under the sched_ext companion", (int) MyProcPid),
 				 errdetail_from_core(err)));
 	if (!ns_bind_cpus(0, &numasched_machine->usable, err, sizeof(err)))
+	{
+		numasched_count(STAT_BIND_FAILURES, 1);
 		numasched_warn_failure(FAILURE_UNBIND, err,
 							   "numasched could not give process %d back the CPUs it had before it was placed", (int) MyProcPid);
+	}
 	numasched_memory_unplaced();
 }
 
@@ -331,10 +339,11 @@ numasched_reclass(void)
 	ns_settings settings;
 	int			moved_to = -1;
 	bool		want_background = numasched_cpu_priority == CPU_PRIORITY_BACKGROUND;
+	bool		was_background;
 	bool		priority_changed = false;
-	bool		background_changed = false;
-	bool		autogroup_pending = false;
-	char		err[NS_ERRLEN];
+	int			tier = -1;
+	int			move = -1;
+	const char *refusal;
 
 	numasched_class_changed = false;
 	if (numasched_state == NULL || numasched_machine == NULL || MyProc == NULL)
@@ -356,17 +365,6 @@ numasched_reclass(void)
 	}
 
 	numasched_settings(&settings);
-	/* the kernel's priority first, outside the lock; it is what counts */
-	if (want_background != slot->background &&
-		!numasched_set_priority(0, want_background, &autogroup_pending, err, sizeof(err)))
-	{
-		numasched_warn_failure(FAILURE_PRIORITY, err,
-							   want_background ?
-							   "numasched could not give process %d background CPU priority, it runs as normal work" :
-							   "numasched could not give process %d normal CPU priority back, it stays background",
-							   (int) MyProcPid);
-		want_background = slot->background;
-	}
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
 	plan = numasched_shared_plan();
@@ -374,14 +372,18 @@ numasched_reclass(void)
 	numasched_drop_class_locked(slot->class_id);
 	slot->class_id = numasched_take_own_class_locked();
 	slot->parallel_mode = numasched_parallel_placement;
+	was_background = slot->background;
 	if (want_background != slot->background && slot->group >= 0)
 	{
+		bool		was_raised = slot->raised;
+
 		ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
 		slot->background = want_background;
-		slot->autogroup_pending = autogroup_pending;
 		slot->raised = false;
 		ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
-		priority_changed = background_changed = true;
+		/* the priority before the mask: a refusal puts both back */
+		tier = numasched_retier_slot_locked(slot, was_background, was_raised);
+		priority_changed = true;
 	}
 	home = numasched_slot_home(slot);
 	if (slot->group < 0 || (home && !ns_cpuset_test(home, slot->group)))
@@ -395,34 +397,24 @@ numasched_reclass(void)
 		ns_place(plan, numasched_shared_loads(), &settings, &request, &where);
 		if (slot->group >= 0)
 			ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
-		if (where.group == slot->group)
-			;					/* spilled already, and no group of its own has room */
-		else
+		if (where.group != slot->group)
 		{
 			ns_cpuset	cpus;
 
 			numasched_group_cpus_for(slot, where.group, &cpus);
-			numasched_keep_off_set_aside(slot->aside, &cpus);
-			if (ns_bind_cpus(0, &cpus, err, sizeof(err)))
-			{
-				numasched_move_slot_locked(slot, where.group);
-				slot->bound = true;
+			move = numasched_bind_move_locked(slot, where.group, &cpus);
+			if (move >= 0)
 				moved_to = where.group;
-				priority_changed = false;	/* bound as its priority wants */
-			}
-			else
-			{
-				numasched_count(STAT_BIND_FAILURES, 1);
-				numasched_report_later(WARNING, "numasched could not move process %d into its CPU groups: %s", (int) MyProcPid, err);
-			}
 		}
+		/* else spilled already, and no group of its own has room */
 	}
+
 	/*
 	 * Staying in its group, it may still need another mask: its class's other
 	 * groups of the node (preferred binding), its reach (background, or under
 	 * the companion), what its group borrows within its new reach.
 	 */
-	if (priority_changed || (slot->group >= 0 && moved_to < 0))
+	if (moved_to < 0 && slot->group >= 0)
 	{
 		ns_cpuset	cpus;
 
@@ -433,8 +425,23 @@ numasched_reclass(void)
 		slot->bound = numasched_bind_slot_locked(slot, &cpus);
 	}
 	numasched_release();
-	if (background_changed)
-		numasched_background_changed(want_background);
+
+	if (tier >= 0 && !numasched_told(tier, &refusal))
+		numasched_warn_failure(FAILURE_PRIORITY, refusal,
+							   want_background ?
+							   "numasched could not give process %d background CPU priority, it runs as normal work" :
+							   "numasched could not give process %d normal CPU priority back, it stays background",
+							   (int) MyProcPid);
+	if (move >= 0 && !numasched_told(move, &refusal))
+	{
+		ereport(WARNING,
+				(errmsg("numasched could not move process %d into its CPU groups", (int) MyProcPid),
+				 errdetail_from_core(refusal)));
+		moved_to = -1;
+	}
+	/* an unlocked peek at our own slot: the scheduler may raise it, not lower it */
+	if (priority_changed && slot->background != was_background)
+		numasched_background_changed(slot->background);
 	if (moved_to >= 0 && numasched_log_placements)
 		ereport(LOG,
 				(errmsg("numasched moved process %d into its workload class, CPU group %d",
@@ -495,7 +502,8 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool
 	numasched_slot *slot;
 	const ns_plan *plan;
 	ns_cpuset	cpus;
-	char		err[NS_ERRLEN];
+	const char *refusal;
+	int			move;
 	int			first,
 				count;
 
@@ -526,20 +534,18 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool
 		numasched_release();
 		return MOVE_OUTSIDE_CLASS;
 	}
-	/* the books change only if the kernel took the CPUs (a background process's: its reach from there) */
+	/* taken back if the kernel refuses the CPUs (a background process's: its reach from there) */
 	numasched_group_cpus_for(slot, *group, &cpus);
-	numasched_keep_off_set_aside(slot->aside, &cpus);
-	if (!ns_bind_cpus(pid, &cpus, err, sizeof(err)))
+	move = numasched_bind_move_locked(slot, *group, &cpus);
+	numasched_release();
+	if (move < 0)
+		return MOVE_NOT_PLACED;
+	if (!numasched_told(move, &refusal))
 	{
-		numasched_release();
-		numasched_count(STAT_BIND_FAILURES, 1);
 		ereport(WARNING,
 				(errmsg("could not move process %d", (int) pid),
-				 errdetail_from_core(err)));
+				 errdetail_from_core(refusal)));
 		return MOVE_BIND_FAILED;
 	}
-	numasched_move_slot_locked(slot, *group);
-	slot->bound = true;
-	numasched_release();
 	return MOVE_DONE;
 }

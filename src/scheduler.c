@@ -7,10 +7,9 @@
  * to idle groups, same node first, then, when the group waits for CPUs
  * (numasched.cross_node_moves), nodes in steal order, never beyond
  * numasched.max_steal_distance.  A moved process is not moved again for five
- * passes.  The books are updated, and the processes bound
- * (sched_setaffinity), under the lock, so that the group last written is the
- * one the kernel was last told; /proc is read and memory moved
- * (move_pages) without it.
+ * passes.  The books are updated under the lock, and the processes bound
+ * (sched_setaffinity) once it is released (binding.c), in the order decided;
+ * /proc is read and memory moved (move_pages) without it.
  *
  * Parallel workers of CREATE INDEX and VACUUM never enter the executor, so
  * they cannot place themselves: every 100 ms the scheduler looks for them
@@ -187,7 +186,8 @@ node_of_cpu(int cpu)
  * Whether the memory of a process moved to "to_node" should follow it now:
  * migrate_memory on, a memory policy (none leaves memory alone), a node with
  * memory to use, and the process not moved again since (by numasched_move or
- * a SET of its class; it settles on its new node itself) nor gone.
+ * a SET of its class; it settles on its new node itself), nor gone, nor
+ * left where it was (the kernel refused the move).
  */
 static bool
 memory_follows(const node_move *m)
@@ -198,7 +198,7 @@ memory_follows(const node_move *m)
 		m->from_node != m->to_node &&
 		ns_node_memory_usable(&numasched_machine->nodes[m->to_node]) &&
 		numasched_memory_call_usable(NS_CALL_MOVE_PAGES) &&
-		slot->pid == m->pid && slot->moves == m->moves &&
+		slot->pid == m->pid && slot->moves == m->moves && slot->node == m->to_node &&
 		BackendPidGetProc(m->pid) != NULL;
 }
 
@@ -403,13 +403,11 @@ rebalance_pass(void)
 		 */
 		if (numasched_companion_in_force())
 			numasched_group_cpus_for(slot, moves[m].to_group, &cpus);
-		/* a process the kernel refuses to move stays where it is */
-		if (!numasched_bind_slot_locked(slot, &cpus))
+		/* a process the kernel refuses to move stays where it is (binding.c) */
+		r->from_node = slot->node;
+		if (numasched_bind_move_locked(slot, moves[m].to_group, &cpus) < 0)
 			continue;
 		r->pid = slot->pid;
-		r->from_node = slot->node;
-		numasched_move_slot_locked(slot, moves[m].to_group);
-		slot->bound = true;
 		r->slot = proc_slot[moves[m].proc];
 		r->moves = slot->moves;
 		r->to_node = slot->node;

@@ -282,6 +282,7 @@ void
 numasched_release(void)
 {
 	LWLockRelease(numasched_state->lock);
+	numasched_tell_kernel();
 	send_pending_messages();
 }
 
@@ -333,28 +334,4 @@ numasched_next_slot(int i)
 		i = (i / 64 + 1) * 64;
 	}
 	return -1;
-}
-
-bool
-numasched_bind_slot_locked(numasched_slot *slot, const ns_cpuset *cpus)
-{
-	char		err[NS_ERRLEN];
-
-	/*
-	 * A process that placed itself gives its slot back under this lock
-	 * before it exits, so its pid is alive; one placed from outside may be
-	 * gone (its slot is forgotten within 100 ms), and its pid must not be
-	 * bound should the kernel have given it to another process.
-	 */
-	ns_cpuset	kernel_cpus = *cpus;
-
-	if (!slot->self_placed &&
-		BackendPidGetProc(slot->pid) != &ProcGlobal->allProcs[slot - numasched_slots])
-		return false;
-	numasched_keep_off_set_aside(slot->aside, &kernel_cpus);
-	if (ns_bind_cpus(slot->pid, &kernel_cpus, err, sizeof(err)))
-		return true;
-	numasched_count(STAT_BIND_FAILURES, 1);
-	numasched_report_later(DEBUG1, "numasched could not bind process %d: %s", (int) slot->pid, err);
-	return false;
 }

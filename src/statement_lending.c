@@ -142,27 +142,17 @@ read_running(int to)
 static bool
 visit(numasched_slot *slot, int home, int to)
 {
-	ns_cpuset	cpus;
-	bool		bound = false;
+	int			visit = -1;
+	bool		bound;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	/* a move, regroup or reload since the counts were read: stay */
 	if (slot->pid == MyProcPid && slot->group == home && slot->bound && to < numasched_state->ngroups &&
-		!numasched_companion_in_force() &&
-		numasched_bind_slot_locked(slot, &numasched_shared_plan()->groups[to].cpus))
-	{
-		slot->visit_group = to;
-		numasched_slot_kernel_cpus(slot, &cpus);
-		bound = numasched_bind_slot_locked(slot, &cpus);
-		if (!bound)
-		{
-			/* home again: the books name no mask the kernel has not */
-			slot->visit_group = -1;
-			numasched_slot_kernel_cpus(slot, &cpus);
-			(void) numasched_bind_slot_locked(slot, &cpus);
-		}
-	}
+		!numasched_companion_in_force())
+		visit = numasched_bind_visit_locked(slot, to);
 	numasched_release();
+	/* refused, it is home again: the books name no mask the kernel has not */
+	bound = visit >= 0 && numasched_told(visit, NULL);
 	if (bound)
 		numasched_count(STAT_STATEMENT_LENDS, 1);
 	return bound;
