@@ -1,7 +1,10 @@
 # numasched's lock under contention: no message reaches a client while the
 # lock is held (a client that stops reading would hold every login, SET of
 # a class and the scheduler behind it), simulated with an LD_PRELOAD shim
-# that stalls a send to the client as a full socket would.
+# that stalls a send to the client as a full socket would; and a session's
+# priority, changed by its SETs while the scheduler retries the changes the
+# kernel's rate limit refused, ends as its setting says (read from
+# /proc/PID/autogroup), with a shim that makes each change slow.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -12,7 +15,7 @@ use lib 'test/t';
 use NumaschedTest;
 
 my $tmp = PostgreSQL::Test::Utils::tempdir();
-for my $shim (qw(failbind stallsend))
+for my $shim (qw(failbind stallsend slowautogroup))
 {
 	system('cc', '-shared', '-fPIC', '-o', "$tmp/lib$shim.so", "test/t/$shim.c") == 0
 	  or BAIL_OUT("could not build the $shim shim");
@@ -51,4 +54,42 @@ like($err, qr/DEBUG:  numasched could not bind process \d+/, 'the session is tol
 cmp_ok($login, '<', 2, sprintf('meanwhile another session logs in at once (%.2f s)', $login));
 
 $node->stop;
+
+# --- priority changes that overlap ---------------------------------------
+# The scheduler retries a change the kernel's rate limit refused (one
+# autogroup change in 100 ms, machine-wide); the kernel's answer to its
+# write comes back 200 ms late here.  The session changes its priority back
+# meanwhile: that change is refused (too soon) and left to the scheduler,
+# which must not take the answer to its older write for it.
+my $prio = numasched_cluster('overlap', qq{
+numasched.groups_per_node = @{[ $several > 1 ? 1 : 2 ]}
+numasched.group_binding = strict
+numasched.rebalance_interval = 0
+});
+{
+	local $ENV{LD_PRELOAD} = "$tmp/libslowautogroup.so";
+	local $ENV{SLOWAUTOGROUP_IN} = 'numasched scheduler';
+	local $ENV{SLOWAUTOGROUP_MS} = 200;
+	$prio->start;
+}
+SKIP:
+{
+	my $mode = background_mode($prio);
+	skip "background priority by $mode here: only autogroups' changes are retried", 2
+	  unless $mode eq 'autogroup' && open(my $own, '>', '/proc/self/autogroup');
+	my $s = $prio->background_psql('postgres');
+	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	# the kernel's window for a change taken now, so that the session's is refused
+	print $own autogroup_nice($$) // 0;
+	close($own);
+	$s->query_safe('SET numasched.cpu_priority = background; SELECT 1');
+	my $deadline = time() + 5;
+	usleep(5_000) until in_background('autogroup', $pid) || time() > $deadline;
+	ok(in_background('autogroup', $pid), 'the scheduler gives the session background priority');
+	$s->query_safe('SET numasched.cpu_priority = normal; SELECT 1');
+	ok(wait_until(sub { !in_background('autogroup', $pid) }, 3),
+		'its SET back to normal, made while the scheduler waited for an answer, is not lost');
+	$s->quit;
+}
+$prio->stop;
 done_testing();
