@@ -7,7 +7,7 @@ MODULE_big = numasched
 CORE_OBJS = src/ns_cpuset.o src/ns_topology.o src/ns_plan.o src/ns_place.o src/ns_rebalance.o src/ns_numa_maps.o \
 	src/ns_lend.o
 OBJS = $(CORE_OBJS) src/ns_os.o src/ns_cgroup.o src/ns_priority.o src/ns_companion.o src/ns_cpustat.o src/settings.o src/numasched.o src/state.o src/classes.o src/regroup.o src/memory.o \
-	src/priority.o src/companion.o src/parallel_cap.o src/binding.o src/placement.o src/segment.o src/views.o src/schedstat.o src/lending.o src/statement_lending.o src/inversion.o src/doorbell.o src/scheduler.o
+	src/priority.o src/companion.o src/parallel_cap.o src/binding.o src/placement.o src/segment.o src/views.o src/schedstat.o src/lending.o src/statement_lending.o src/lock_waits.o src/inversion.o src/doorbell.o src/scheduler.o
 DATA = sql/numasched--1.0.sql
 PGFILEDESC = "numasched - NUMA-aware placement of backends and parallel workers"
 

@@ -34,6 +34,7 @@ typedef struct telling
 {
 	int			slot;
 	pid_t		pid;
+	bool		outside;		/* placed from outside: it may exit meanwhile */
 	uint32		seq;
 	uint8		kind;			/* telling_kind */
 	/* TELL_TIER: background or normal; under the companion or not */
@@ -89,6 +90,7 @@ new_telling(numasched_slot *slot, telling_kind kind)
 	memset(t, 0, offsetof(telling, cpus));
 	t->slot = slot - numasched_slots;
 	t->pid = slot->pid;
+	t->outside = !slot->self_placed;
 	t->kind = kind;
 	t->undo_group = -1;
 	t->told = false;
@@ -246,6 +248,14 @@ static void
 tell(telling *t)
 {
 	pid_t		pid = t->pid == MyProcPid ? 0 : t->pid;
+
+	/* its pid may be another process's by now (see alive) */
+	if (t->outside && BackendPidGetProc(t->pid) != &ProcGlobal->allProcs[t->slot])
+	{
+		t->told = false;
+		snprintf(t->err, sizeof(t->err), "process %d is gone", (int) t->pid);
+		return;
+	}
 
 	if (t->kind == TELL_CPUS)
 		t->told = ns_bind_cpus(pid, &t->cpus, t->err, sizeof(t->err));

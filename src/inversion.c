@@ -4,7 +4,7 @@
  * values the kernel's rate limit refused are tried again
  *
  * The scheduler calls it every 100 ms.  Only a heavyweight lock's holders
- * are known outside the holder (pg_blocking_pids); an LWLock's are not.
+ * are known outside the holder (lock_waits.c); an LWLock's are not.
  * Raising is the autogroup's nice back to 0 where that is how background
  * priority was given, else leaving SCHED_IDLE, which needs RLIMIT_NICE or
  * CAP_SYS_NICE.  A raised process stays raised until it has blocked nobody
@@ -21,11 +21,6 @@
  */
 #include "postgres.h"
 
-
-#include "catalog/pg_type.h"
-#include "storage/procarray.h"
-#include "utils/array.h"
-#include "utils/fmgrprotos.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -38,7 +33,6 @@
 #define SET_ASIDE_FOR_MS 200
 
 static bool *blocks_normal;		/* per slot, this tick */
-static bool *followed;			/* and whose own blockers were looked at */
 static pid_t *blocked_pid;		/* per slot: the process last seen blocking */
 static TimestampTz *blocked_at; /* and when */
 static MemoryContext guard_context = NULL;
@@ -47,7 +41,6 @@ void
 numasched_inversion_start(void)
 {
 	blocks_normal = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
-	followed = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
 	blocked_pid = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(pid_t));
 	blocked_at = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(TimestampTz));
 	guard_context = AllocSetContextCreate(TopMemoryContext, "numasched inversion guard",
@@ -62,26 +55,6 @@ static bool
 waits_for_lock(int i)
 {
 	return (ProcGlobal->allProcs[i].wait_event_info & 0xFF000000) == PG_WAIT_LOCK;
-}
-
-/* Marks the background processes among the lock holders "pid" waits for. */
-static void
-mark_blockers(pid_t pid)
-{
-	ArrayType  *holders;
-	Datum	   *pids;
-	int			n;
-
-	holders = DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(pid)));
-	deconstruct_array(holders, INT4OID, sizeof(int32), true, TYPALIGN_INT, &pids, NULL, &n);
-	for (int k = 0; k < n; k++)
-	{
-		PGPROC	   *holder = BackendPidGetProc(DatumGetInt32(pids[k]));
-		int			i = holder ? numasched_procno(holder) : -1;
-
-		if (i >= 0 && numasched_slots[i].pid == DatumGetInt32(pids[k]) && numasched_slots[i].background)
-			blocks_normal[i] = true;
-	}
 }
 
 /*
@@ -114,7 +87,7 @@ numasched_inversion_tick(void)
 	{
 		numasched_slot *slot = &numasched_slots[i];
 
-		blocks_normal[i] = followed[i] = false;
+		blocks_normal[i] = false;
 		if (slot->pid == 0)
 			continue;
 		/* a SET back to normal may wait for the rate limit too */
@@ -134,36 +107,22 @@ numasched_inversion_tick(void)
 		return any_pending;
 	}
 
-	/* normal processes in a heavyweight lock's queue: whom do they wait for? */
-	old = MemoryContextSwitchTo(guard_context);
-	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
-	{
-		numasched_slot *slot = &numasched_slots[i];
-
-		if (slot->pid != 0 && !slot->background && waits_for_lock(i))
-		{
-			mark_blockers(slot->pid);
-			any_waiting = true;
-		}
-	}
-
 	/*
-	 * And whom do those wait for, if they wait themselves: a row's second
+	 * Normal processes in a heavyweight lock's queue: whom do they wait for,
+	 * and whom do those wait for if they wait themselves (a row's second
 	 * waiter queues on the tuple lock of the first, which waits for the
-	 * holder's transaction, so the holder is two steps away.
+	 * holder's transaction)?  One look at the lock table, only when one
+	 * waits.
 	 */
-	for (bool more = any_waiting; more;)
+	for (int i = numasched_next_slot(0); i >= 0 && !any_waiting; i = numasched_next_slot(i + 1))
+		any_waiting = numasched_slots[i].pid != 0 && !numasched_slots[i].background && waits_for_lock(i);
+	if (any_waiting)
 	{
-		more = false;
-		for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
-			if (blocks_normal[i] && !followed[i] && waits_for_lock(i))
-			{
-				followed[i] = more = true;
-				mark_blockers(numasched_slots[i].pid);
-			}
+		old = MemoryContextSwitchTo(guard_context);
+		(void) numasched_mark_background_blockers(blocks_normal);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(guard_context);
 	}
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(guard_context);
 	if (any_waiting || any_raised || numasched_state->set_aside_changed)
 		raise_blockers();
 	if (any_pending || any_waiting || any_raised)

@@ -548,6 +548,14 @@ extern void numasched_inversion_start(void);
 /* False while no process is at background priority or waits for its autogroup change: nothing to do. */
 extern bool numasched_inversion_tick(void);
 
+/*
+ * Sets blocks_normal[slot] for each background placed process that holds a
+ * heavyweight lock a normal placed process waits for, directly or along a
+ * chain of waits (lock_waits.c); returns how many it set.  One look at the
+ * lock table, in the caller's memory context.
+ */
+extern int	numasched_mark_background_blockers(bool *blocks_normal);
+
 /* the scheduler's doorbell (doorbell.c) */
 
 /* The scheduler's: its latch is the doorbell's, no statement seen yet. */

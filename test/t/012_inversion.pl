@@ -77,6 +77,34 @@ if (!$raise)
 	is(kernel_cpus($holder_pid), $reach, 'and the holder its whole reach');
 }
 $waiter->quit;
+
+# A holder two waits away: a background session queues for the row behind
+# the holder, and a normal one behind it (on the first waiter's tuple
+# lock).  Both background sessions block normal work, and are raised.
+SKIP:
+{
+	skip 'the server may not raise priorities here', 2 unless $raise;
+	$holder->query_until(qr/locked again/,
+		"BEGIN;\nUPDATE hot SET v = v + 1 WHERE id = 1;\n\\echo locked again\n");
+	my $between = $node->background_psql('postgres');
+	my $between_pid = $between->query_safe('SELECT pg_backend_pid()');
+	$between->query_safe('SET numasched.cpu_priority = background');
+	ok(wait_until(sub { in_background($mode, $between_pid) }, 2), 'a second background session runs at background priority');
+	# the holder's raise of the first part has lapsed (5 s after it blocked anybody)
+	wait_until(sub { in_background($mode, $holder_pid) }, 10);
+	$between->query_until(qr/queued/, "\\echo queued\nUPDATE hot SET v = v + 1 WHERE id = 1;\n");
+	# at background priority beside the busy sessions it may take a while to queue
+	wait_until(sub { $node->safe_psql('postgres', "SELECT wait_event_type FROM pg_stat_activity WHERE pid = $between_pid") eq 'Lock' }, 10);
+	my $last = $node->background_psql('postgres');
+	$last->query_until(qr/queued/, "\\echo queued\nUPDATE hot SET v = v + 1 WHERE id = 1;\n");
+	ok(wait_until(sub { !in_background($mode, $holder_pid) && !in_background($mode, $between_pid) }, 3),
+		'the normal session waits behind the second: both background sessions are raised')
+	  or diag("holder background: " . in_background($mode, $holder_pid) . ", the second: " . in_background($mode, $between_pid) . "\n"
+		  . $node->safe_psql('postgres', "SELECT pid, locktype, mode, granted FROM pg_locks WHERE locktype IN ('tuple', 'transactionid') ORDER BY pid"));
+	$holder->query_safe('COMMIT');
+	$between->quit;
+	$last->quit;
+}
 $holder->quit;
 $node->safe_psql('postgres', 'SELECT pg_cancel_backend(pid) FROM unnest(ARRAY[' . join(',', @busy_pids) . ']) pid');
 $_->quit for @busy;
