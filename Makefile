@@ -59,16 +59,28 @@ install: install-scx
 uninstall: uninstall-scx
 endif
 
-# the scheduler: BPF bytecode, and the skeleton the loader embeds it with
+# bpf_tracing.h's name for this machine's architecture
+SCX_TARGET_ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/; s/ppc64le/powerpc/; s/riscv64/riscv/; s/s390x/s390/')
+
+# the scheduler: BPF bytecode (no build path in it), and the skeleton the loader embeds it with
 src/scx/numasched_scx.bpf.o: src/scx/numasched_scx.bpf.c src/scx/scx_kernel.h
-	$(SCX_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I/usr/include/$(shell $(CC) -print-multiarch) \
-		-Wall -Werror -c $< -o $@
+	$(SCX_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(SCX_TARGET_ARCH) -I/usr/include/$(shell $(CC) -print-multiarch) \
+		-fdebug-prefix-map=$(CURDIR)=. -Wall -Werror -c $< -o $@
 
 src/scx/numasched_scx.skel.h: src/scx/numasched_scx.bpf.o
 	$(SCX_BPFTOOL) gen skeleton $< name numasched_scx_bpf > $@
 
+# the loader against another libbpf than the system's, unpacked under a root
+# (test/libbpf_sid.sh): its headers, its library and that root's C library
+SCX_LIBBPF_ROOT ?=
+ifneq ($(SCX_LIBBPF_ROOT),)
+scx_libdir = $(SCX_LIBBPF_ROOT)/usr/lib/$(shell $(CC) -print-multiarch)
+SCX_LOADER_FLAGS = -I$(SCX_LIBBPF_ROOT)/usr/include -L$(scx_libdir) -Wl,--disable-new-dtags,-rpath,$(scx_libdir) \
+	-Wl,--dynamic-linker=$(scx_libdir)/ld-linux-x86-64.so.2 -Wl,--allow-shlib-undefined
+endif
+
 numasched-scx: src/scx/numasched_scx.c src/scx/numasched_scx.skel.h src/ns_topology.o src/ns_cpuset.o
-	$(CC) $(CFLAGS) -Isrc -Isrc/scx $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -o $@
+	$(CC) $(CFLAGS) $(CPPFLAGS) -Isrc -Isrc/scx $(SCX_LOADER_FLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -o $@
 
 .PHONY: install-plan uninstall-plan install-scx uninstall-scx
 install-plan: numasched-plan

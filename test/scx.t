@@ -67,7 +67,7 @@ is(join(' | ', map { "$_: @{ $sparse->{$_}{caches} }" } sort keys %$sparse), '0:
 is($sparse->{0}{then}, '2', 'and node 0 takes work from node 2');
 is(topology('--sysfs', "$fx/tiny")->{0}{then}, 'none', 'one node: from no other');
 
-# bad input: exit 2 (usage) or 1 (the machine), one line that says what
+# bad input: exit 2 (usage), 1 (the machine) or 3 (this kernel cannot load it), one line that says what
 sub refused
 {
 	my ($args, $status, $pattern, $name) = @_;
@@ -80,6 +80,14 @@ refused([ '--slice-ms', '0' ], 2, qr/--slice-ms must be an integer from 1 to 100
 refused([ '--max-steal-distance', 'far' ], 2, qr/--max-steal-distance must be an integer/, 'a distance that is no number');
 refused([ '--sysfs', $fx ], 2, qr/--sysfs goes with --topology/, '--sysfs without --topology');
 refused([ '--topology', '--sysfs', "$fx/none" ], 1, qr/could not read .*none/, 'a tree that is not there');
+refused([ '--max-steal-distance', '5' ], 2, qr/--max-steal-distance is 0 \(any\) or a SLIT distance above 10, not 5/,
+	'a steal distance no node is at');
+refused([ '--topology', '--background-wait-ms', '50' ], 2, qr/--background-wait-ms applies to loading the scheduler, not to --topology/,
+	'an option that does not apply with --topology');
+refused([ '--monitor', '--slice-ms', '3' ], 2, qr/--monitor takes no other option/, 'an option beside --monitor');
+refused([ '--uid', 'no-such-user-here' ], 2, qr/no user "no-such-user-here": --uid names the user/,
+	'a server user who is not there');
+refused([ '--uid', 'root' ], 2, qr/--uid root is root/, 'root as the server user');
 my ($rc, $out, $err) = scx_run('--no-such-option');
 is($rc, 2, 'an unknown option: exit status 2');
 like($err, qr/^usage: numasched-scx /m, 'and the usage');
@@ -89,7 +97,7 @@ like($out, qr/--topology \[--sysfs DIR\]/, 'and the usage names --topology');
 SKIP:
 {
 	skip 'this kernel has sched_ext', 3 if -e '/sys/kernel/sched_ext/state';
-	refused([], 1, qr/this kernel has no sched_ext/, 'loading on a kernel without sched_ext');
+	refused([], 3, qr/this kernel has no sched_ext/, 'loading on a kernel without sched_ext');
 }
 
 done_testing();

@@ -1,28 +1,42 @@
 /*
  * numasched_scx.bpf.c - numasched's placement carried out by the kernel at
- * every wakeup (sched_ext)
+ * every wakeup (sched_ext), for PostgreSQL's tasks, beside a fair share for
+ * every other task of the machine
  *
- * Only tasks that set SCHED_EXT themselves are scheduled here
- * (SCX_OPS_SWITCH_PARTIAL): PostgreSQL's backends and parallel workers when
- * numasched sees this scheduler loaded; every other task of the machine stays
- * with the kernel's own scheduler.
+ * Every task that is not real-time is scheduled here (no
+ * SCX_OPS_SWITCH_PARTIAL: under it the kernel's fair class would run every
+ * ordinary task ahead of PostgreSQL's).  Who is PostgreSQL is the kernel's
+ * answer, not the task's: a task whose effective uid is the server's
+ * (server_uid, from the loader) gets numasched's tiers; any other task, also
+ * one that switched itself to SCHED_EXT, gets the fair tier, and its memory
+ * policy is not read.
  *
- * A task's home node is what numasched already set for it: the node of its
- * memory policy (MPOL_PREFERRED or MPOL_BIND), else the node it last ran on.
- * A task waking up runs on its previous CPU if idle and at home, else on an
- * idle CPU sharing that CPU's last-level cache, else on an idle CPU of its
- * home node, else on an idle CPU of the nearest node within reach (SLIT
- * order; its CPU mask is numasched's reach, max_steal_distance and class):
- * no CPU in reach stays idle while it waits.
- * Its memory policy keeps its allocations home while it is away.
- * Otherwise it waits in its home node's queue, which every CPU serves: its
- * own node's first, then the nearest nodes' in SLIT order.
+ * Normal work, the server's and the fair tier's alike, waits in one queue
+ * per node ordered by deadline (earliest first): a wakeup's deadline is a
+ * slice from now, scaled by the task's weight (nice), and a task that used
+ * its whole slice gets one slice more, so that work that sleeps, as
+ * PostgreSQL's does, goes ahead of work that never does.
  *
- * Background work (nice 19: numasched.cpu_priority = background) waits in
- * queues of its own, served only when no normal work waits in reach, and
- * a CPU running it is taken back at once for normal work that finds no idle
- * CPU.  It never starves: a node's background queue is served first once its
- * oldest entry has waited background_wait_ns.
+ * A server task's home node is what numasched set for it: the node of its
+ * memory policy (MPOL_PREFERRED or MPOL_BIND) if its CPU mask has an online
+ * CPU there, else the node it last ran on.  Waking up it runs on its previous
+ * CPU if idle and at home, else on an idle CPU sharing that CPU's last-level
+ * cache, else on an idle CPU of its home node, else of the nearest node in
+ * reach (SLIT order; its CPU mask is numasched's reach): no CPU in reach stays
+ * idle while it waits.  Otherwise it waits in its home node's queue, which
+ * every CPU serves: its own node's first, then the nearest nodes' in SLIT
+ * order.  A fair-tier task wakes on an idle CPU nearest its previous one, or
+ * waits in the queue of its previous CPU's node.
+ *
+ * Background work (a server task at nice 19: numasched.cpu_priority =
+ * background) waits in a queue of its own per node, served when no normal
+ * work waits in reach, a short slice at a time, and a CPU running it is
+ * taken back at once for normal work that finds no idle CPU.  Each
+ * background task is bounded, not each node: a node's queue is served ahead
+ * of normal work often enough that each task in it runs within
+ * background_wait_ns of its enqueue, one background_slice_ns at a time
+ * (with more tasks than that leaves room for, within the time the node's
+ * CPUs take to give each of them a slice).
  */
 #include "scx_kernel.h"
 
@@ -30,55 +44,87 @@ char		_license[] SEC("license") = "GPL";
 
 #define MAX_CPUS 1024
 #define MAX_NODES 64
+#define CPU_WORDS (MAX_CPUS / 64)
 /* the most CPUs of one last-level cache looked at for a waking task */
 #define MAX_CACHE_SCAN 256
 /* queue ids: a node's normal queue is its index, its background queue this far above */
 #define BACKGROUND_DSQ MAX_NODES
 /* sched_ext's weight of nice 19 (1 to 10000, 100 for nice 0) */
 #define BACKGROUND_WEIGHT 1
+#define NICE_0_WEIGHT 100
 
 /* set by the loader before the scheduler is loaded */
 const volatile u32 nr_cpus = 1;
 const volatile u32 nr_nodes = 1;
-const volatile u64 slice_ns = SCX_SLICE_DFL;
+const volatile u32 server_uid = 0;
+const volatile u64 slice_ns = 5000000;
 const volatile u64 background_wait_ns = 100000000;
+const volatile u64 background_slice_ns = 1000000;
 const volatile u8 cpu_node[MAX_CPUS];
 /* per CPU: the next CPU of its node that shares its last-level cache, round the cache (itself if none) */
 const volatile u16 cache_next[MAX_CPUS];
-const volatile bool node_has_cpus[MAX_NODES];
+/* per node: its CPUs, as the kernel's cpumask words */
+const volatile u64 node_cpus[MAX_NODES][CPU_WORDS];
 /* per node: the other nodes in reach, nearest first */
 const volatile u8 steal_order[MAX_NODES][MAX_NODES];
 const volatile u8 steal_count[MAX_NODES];
 
-/* what the loader reports */
+/*
+ * What the loader and numasched-scx --monitor report: counters per CPU (no
+ * CPU writes another's), summed by the reader.
+ */
 enum ns_stat
 {
-	STAT_PREV_IDLE,				/* woke on its idle previous CPU at home */
-	STAT_CACHE_IDLE,			/* woke on an idle CPU sharing its previous CPU's cache */
-	STAT_HOME_IDLE,				/* woke on another idle CPU of its home node */
-	STAT_STOLEN_IDLE,			/* woke on an idle CPU of another node in reach */
-	STAT_QUEUED,				/* waited in its home node's queue */
-	STAT_SERVED_HOME,			/* a CPU took work from its own node's queue */
-	STAT_SERVED_AWAY,			/* ... from a nearer node's, in SLIT order */
-	STAT_SERVED_BACKGROUND,		/* ... from a background queue */
-	STAT_BACKGROUND_DUE,		/* ... from a background queue before normal work: waited too long */
-	STAT_PREEMPTED,				/* a CPU running background work was taken back */
+	STAT_PREV_IDLE,				/* a server task woke on its idle previous CPU at home */
+	STAT_CACHE_IDLE,			/* ... on an idle CPU sharing its previous CPU's cache */
+	STAT_HOME_IDLE,				/* ... on another idle CPU of its home node */
+	STAT_STOLEN_IDLE,			/* ... on an idle CPU of another node in reach */
+	STAT_QUEUED,				/* a server task waited in its home node's queue */
+	STAT_SERVED_HOME,			/* a CPU took normal work from its own node's queue */
+	STAT_SERVED_AWAY,			/* ... from a nearer node's, in SLIT order (a steal) */
+	STAT_SERVED_BACKGROUND,		/* ... background work, no normal work waiting */
+	STAT_BACKGROUND_DUE,		/* ... background work ahead of normal work: its wait bound */
+	STAT_BACKGROUND_LATE,		/* a background task ran later than background_wait_ns after its enqueue */
+	STAT_PREEMPTED,				/* a CPU was taken back from background work or a spent slice */
+	STAT_FAIR,					/* a task of the fair tier was queued or placed */
+	STAT_FAIR_SCHED_EXT,		/* ... that had switched itself to SCHED_EXT (not the server's) */
+	STAT_HOTPLUG,				/* a CPU went offline or came online */
 	NR_STATS
 };
-u64			stats[NR_STATS];
+
+struct ns_stats
+{
+	u64			count[NR_STATS];
+	u64			longest_background_wait_ns;
+	u64			node_served[MAX_NODES];	/* normal work taken from each node's queue */
+};
+
+struct
+{
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct ns_stats);
+}			ns_stats SEC(".maps");
+
+/* per CPU, as of the task it runs now */
 bool		running_background[MAX_CPUS];
-/* per node: since when its background queue's oldest entry has waited (0: empty) */
-u64			background_waiting_since[MAX_NODES];
+u64			running_deadline[MAX_CPUS];
+/* per node: a CPU that last started background work there (a hint to take back) */
+s32			background_hint[MAX_NODES];
+/* per CPU: the times it served normal work since it last served background work come due */
+#define NORMAL_PER_DUE 4
+u32			normal_since_due[MAX_CPUS];
+/* per node: when its background queue last had a task served, or began to wait */
+u64			background_served_at[MAX_NODES];
+/* per node: CPUs online (hotplug) */
+s64			node_online[MAX_NODES];
+
+/* why the kernel unloaded the scheduler (the loader reads it) */
 s64			exit_kind;
+s64			exit_code;
 char		exit_reason[128];
 char		exit_msg[256];
-
-static void
-count(enum ns_stat stat)
-{
-	if (stat < NR_STATS)
-		__sync_fetch_and_add(&stats[stat], 1);
-}
 
 /*
  * Array indexes, masked and not range-checked: the verifier does not follow
@@ -89,12 +135,59 @@ count(enum ns_stat stat)
 #define CPU_INDEX(cpu) ((u32) (cpu) & (MAX_CPUS - 1))
 #define NODE_INDEX(node) ((u32) (node) & (MAX_NODES - 1))
 
+static struct ns_stats *
+stats(void)
+{
+	u32			zero = 0;
+
+	return bpf_map_lookup_elem(&ns_stats, &zero);
+}
+
+static void
+count(enum ns_stat stat)
+{
+	struct ns_stats *s = stats();
+
+	if (s && stat < NR_STATS)
+		s->count[stat]++;
+}
+
 static u32
 node_of_cpu(s32 cpu)
 {
 	return NODE_INDEX(cpu_node[CPU_INDEX(cpu)]);
 }
 
+/* Whether p belongs to the server: its effective uid, as the kernel has it */
+static bool
+is_server(const struct task_struct *p)
+{
+	return BPF_CORE_READ(p, real_cred, euid.val) == server_uid;
+}
+
+static bool
+is_background(const struct task_struct *p)
+{
+	return BPF_CORE_READ(p, scx.weight) <= BACKGROUND_WEIGHT;
+}
+
+/* Whether p may run on an online CPU of "node" */
+static bool
+may_run_on_node(const struct task_struct *p, u32 node)
+{
+	if (node >= nr_nodes || node_online[NODE_INDEX(node)] <= 0)
+		return false;
+	for (u32 w = 0; w < CPU_WORDS && w * 64 < nr_cpus; w++)
+		if (BPF_CORE_READ(p, cpus_ptr, bits[w]) & node_cpus[NODE_INDEX(node)][w])
+			return true;
+	return false;
+}
+
+/*
+ * A server task's home: the lowest node of its memory policy where it may
+ * run (a CPU-less node, or one outside its mask, is nobody's home: no CPU it
+ * may use serves that queue), else the node it last ran on.
+ */
 static u32
 home_node(const struct task_struct *p)
 {
@@ -105,13 +198,11 @@ home_node(const struct task_struct *p)
 		unsigned short mode = BPF_CORE_READ(policy, mode);
 		unsigned long nodes = BPF_CORE_READ(policy, nodes.bits[0]);
 
-		/* the lowest node of the mask (BPF has no count of trailing zeros) */
 		if (mode == MPOL_PREFERRED || mode == MPOL_BIND)
 			for (u32 node = 0; node < MAX_NODES && node < nr_nodes; node++)
 				if (nodes & (1UL << node))
 				{
-					/* a CPU-less (CXL) node is nobody's home: no CPU serves its queue */
-					if (node_has_cpus[NODE_INDEX(node)])
+					if (may_run_on_node(p, node))
 						return node;
 					break;
 				}
@@ -119,10 +210,23 @@ home_node(const struct task_struct *p)
 	return node_of_cpu(scx_bpf_task_cpu(p));
 }
 
-static bool
-is_background(const struct task_struct *p)
+/* How far ahead a task's deadline is: a slice, longer as its weight is lower */
+static u64
+deadline_in(const struct task_struct *p)
 {
-	return BPF_CORE_READ(p, scx.weight) <= BACKGROUND_WEIGHT;
+	u32			weight = BPF_CORE_READ(p, scx.weight);
+
+	if (weight == 0)
+		weight = 1;
+	return slice_ns * NICE_0_WEIGHT / weight;
+}
+
+static void
+run_here(struct task_struct *p, u64 slice, u64 mark)
+{
+	/* what the task is read by while it runs: its deadline, or when it was queued */
+	p->scx.dsq_vtime = mark;
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, 0);
 }
 
 /* An idle CPU p may use that shares prev's last-level cache, the next after prev in the cache's round; -1 if none */
@@ -142,7 +246,7 @@ idle_cpu_sharing_cache(const struct task_struct *p, s32 prev)
 	return -1;
 }
 
-/* An idle CPU for p: at home first, then in the nearest nodes in reach; -1 if none */
+/* An idle CPU for a server task: at home first, then in the nearest nodes in reach; -1 if none */
 static s32
 pick_idle_cpu(const struct task_struct *p, u32 home, bool *away)
 {
@@ -164,18 +268,23 @@ pick_idle_cpu(const struct task_struct *p, u32 home, bool *away)
 	return -1;
 }
 
-s32			BPF_STRUCT_OPS(ns_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
+static s32
+select_server_cpu(struct task_struct *p, s32 prev_cpu)
 {
 	u32			home = home_node(p);
+	bool		background = is_background(p);
+	u64			now = bpf_ktime_get_ns();
+	u64			slice = background ? background_slice_ns : slice_ns;
+	u64			mark = background ? now : now + deadline_in(p);
 	bool		away;
 	s32			cpu;
 
-	if (node_of_cpu(prev_cpu) == home)
+	if (node_of_cpu(prev_cpu) == home && bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr))
 	{
 		if (scx_bpf_test_and_clear_cpu_idle(prev_cpu))
 		{
 			count(STAT_PREV_IDLE);
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+			run_here(p, slice, mark);
 			return prev_cpu;
 		}
 		/* its caches: where numasched's groups follow them, its home group */
@@ -183,7 +292,7 @@ s32			BPF_STRUCT_OPS(ns_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 		if (cpu >= 0)
 		{
 			count(STAT_CACHE_IDLE);
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+			run_here(p, slice, mark);
 			return cpu;
 		}
 	}
@@ -191,108 +300,206 @@ s32			BPF_STRUCT_OPS(ns_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 	if (cpu < 0)
 		return prev_cpu;		/* enqueue puts it in its home queue */
 	count(away ? STAT_STOLEN_IDLE : STAT_HOME_IDLE);
-	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+	run_here(p, slice, mark);
 	return cpu;
 }
 
-/* A CPU running background work, at home first, then in reach; -1 if none */
-static s32
-background_cpu(u32 home)
+s32			BPF_STRUCT_OPS(ns_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	s32			in_reach = -1;
+	s32			cpu;
 
-	for (s32 cpu = 0; cpu < MAX_CPUS && cpu < nr_cpus; cpu++)
-	{
-		u32			node = node_of_cpu(cpu);
+	if (is_server(p))
+		return select_server_cpu(p, prev_cpu);
+	/* the fair tier: its idle previous CPU, else the nearest idle one */
+	if (bpf_cpumask_test_cpu(prev_cpu, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev_cpu))
+		cpu = prev_cpu;
+	else
+		cpu = scx_bpf_pick_idle_cpu_node(p->cpus_ptr, node_of_cpu(prev_cpu), 0);
+	if (cpu < 0)
+		return prev_cpu;
+	count(STAT_FAIR);
+	run_here(p, slice_ns, bpf_ktime_get_ns() + deadline_in(p));
+	return cpu;
+}
 
-		if (!running_background[CPU_INDEX(cpu)])
-			continue;
-		if (node == home)
-			return cpu;
-		if (in_reach >= 0)
-			continue;
-		for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(home)]; i++)
-			if (steal_order[NODE_INDEX(home)][i] == node)
-				in_reach = cpu;
-	}
-	return in_reach;
+/*
+ * Takes "cpu" back for p if it runs background work, or a task whose
+ * deadline is later than p's (one in a slice it got for having spent the
+ * last, or of a lower weight): true if so.
+ */
+static bool
+take_back(const struct task_struct *p, s32 cpu, u64 deadline)
+{
+	u32			c = CPU_INDEX(cpu);
+
+	if (cpu < 0 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	if (!running_background[c] && running_deadline[c] <= deadline)
+		return false;
+	count(STAT_PREEMPTED);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	return true;
 }
 
 void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 {
-	u32			home = home_node(p);
-	bool		background = is_background(p);
+	bool		server = is_server(p);
+	bool		background = server && is_background(p);
+	u32			node = server ? home_node(p) : node_of_cpu(scx_bpf_task_cpu(p));
+	u64			now = bpf_ktime_get_ns();
+	u64			deadline;
 	bool		away;
 	s32			cpu;
 
-	count(STAT_QUEUED);
 	if (background)
 	{
-		if (scx_bpf_dsq_nr_queued(BACKGROUND_DSQ + home) == 0)
-			background_waiting_since[NODE_INDEX(home)] = bpf_ktime_get_ns();
-		scx_bpf_dsq_insert(p, BACKGROUND_DSQ + home, slice_ns, enq_flags);
+		/* the clock of its wait bound starts when the queue stops being empty */
+		if (scx_bpf_dsq_nr_queued(BACKGROUND_DSQ + node) == 0)
+			background_served_at[NODE_INDEX(node)] = now;
+		p->scx.dsq_vtime = now;
+		scx_bpf_dsq_insert(p, BACKGROUND_DSQ + node, background_slice_ns, enq_flags);
+		count(STAT_QUEUED);
+		cpu = pick_idle_cpu(p, node, &away);
+		if (cpu >= 0)
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+
+	/* a task that spent its slice waits one slice more than one that woke */
+	deadline = now + deadline_in(p) + ((enq_flags & SCX_ENQ_WAKEUP) ? 0 : slice_ns);
+	scx_bpf_dsq_insert_vtime(p, node, slice_ns, deadline, enq_flags);
+	if (server)
+	{
+		count(STAT_QUEUED);
+		cpu = pick_idle_cpu(p, node, &away);
 	}
 	else
-		scx_bpf_dsq_insert(p, home, slice_ns, enq_flags);
-
-	/* wake an idle CPU in reach to take it, or take one back from background work */
-	cpu = pick_idle_cpu(p, home, &away);
-	if (cpu >= 0)
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	else if (!background && (cpu = background_cpu(home)) >= 0)
 	{
-		count(STAT_PREEMPTED);
-		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+		count(STAT_FAIR);
+		if (BPF_CORE_READ(p, policy) == SCHED_EXT)
+			count(STAT_FAIR_SCHED_EXT);
+		cpu = scx_bpf_pick_idle_cpu_node(p->cpus_ptr, node, 0);
 	}
+	if (cpu >= 0)
+	{
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+	/* no idle CPU: one running background work, or a task that had its turn */
+	if (take_back(p, scx_bpf_task_cpu(p), deadline) ||
+		take_back(p, background_hint[NODE_INDEX(node)], deadline))
+		return;
+	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
+		if (take_back(p, background_hint[NODE_INDEX(steal_order[NODE_INDEX(node)][i])], deadline))
+			return;
 }
 
 static bool
-serve_background(u32 node, enum ns_stat stat)
+serve_background(u32 node, u64 now, enum ns_stat stat)
 {
 	if (!scx_bpf_dsq_move_to_local(BACKGROUND_DSQ + node))
 		return false;
 	count(stat);
-	background_waiting_since[NODE_INDEX(node)] = scx_bpf_dsq_nr_queued(BACKGROUND_DSQ + node) ? bpf_ktime_get_ns() : 0;
+	background_served_at[NODE_INDEX(node)] = now;
+	return true;
+}
+
+static bool
+serve_normal(u32 node, enum ns_stat stat)
+{
+	struct ns_stats *s;
+
+	if (!scx_bpf_dsq_move_to_local(node))
+		return false;
+	count(stat);
+	s = stats();
+	if (s)
+		s->node_served[NODE_INDEX(node)]++;
 	return true;
 }
 
 void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32			node = node_of_cpu(cpu);
-	u64			since = background_waiting_since[NODE_INDEX(node)];
+	u32			c = CPU_INDEX(cpu);
+	u64			now = bpf_ktime_get_ns();
+	s32			waiting = scx_bpf_dsq_nr_queued(BACKGROUND_DSQ + node);
 
-	/* the bound on background work's wait */
-	if (since && bpf_ktime_get_ns() - since > background_wait_ns &&
-		serve_background(node, STAT_BACKGROUND_DUE))
-		return;
-	if (scx_bpf_dsq_move_to_local(node))
+	/*
+	 * The bound on background work's wait: with n waiting, one is served
+	 * ahead of normal work every background_wait_ns / n, so that the last
+	 * of them runs within background_wait_ns; but a CPU serves normal work
+	 * NORMAL_PER_DUE times between two of those, so that background work
+	 * never takes more than about a fifth of a busy node.  With more
+	 * background tasks than that leaves room for, each runs as soon as
+	 * those ahead of it have had a turn.
+	 */
+	if (waiting > 0 && normal_since_due[c] >= NORMAL_PER_DUE &&
+		now - background_served_at[NODE_INDEX(node)] > background_wait_ns / (u64) waiting &&
+		serve_background(node, now, STAT_BACKGROUND_DUE))
 	{
-		count(STAT_SERVED_HOME);
+		normal_since_due[c] = 0;
 		return;
 	}
+	if (normal_since_due[c] < NORMAL_PER_DUE)
+		normal_since_due[c]++;
+	if (serve_normal(node, STAT_SERVED_HOME))
+		return;
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
-		if (scx_bpf_dsq_move_to_local(steal_order[NODE_INDEX(node)][i]))
-		{
-			count(STAT_SERVED_AWAY);
+		if (serve_normal(steal_order[NODE_INDEX(node)][i], STAT_SERVED_AWAY))
 			return;
-		}
 
 	/*
 	 * Normal work whose slice ran out is still the CPU's current task, not
-	 * in a queue: the kernel keeps it running if nothing is dispatched.
+	 * in a queue: the kernel keeps it running if nothing is dispatched.  It
+	 * gets a slice of ours (not the kernel's default of 20 ms) and a
+	 * deadline a spent slice later, so that work that wakes may take the
+	 * CPU back (enqueue) and background work comes due within a slice.
 	 */
-	if (prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED) && !is_background(prev))
+	if (prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED) && !(is_server(prev) && is_background(prev)))
+	{
+		prev->scx.slice = slice_ns;
+		prev->scx.dsq_vtime = now + deadline_in(prev) + slice_ns;
+		running_deadline[CPU_INDEX(cpu)] = prev->scx.dsq_vtime;
 		return;
-	if (serve_background(node, STAT_SERVED_BACKGROUND))
+	}
+	if (serve_background(node, now, STAT_SERVED_BACKGROUND))
 		return;
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
-		if (serve_background(steal_order[NODE_INDEX(node)][i], STAT_SERVED_BACKGROUND))
+		if (serve_background(steal_order[NODE_INDEX(node)][i], now, STAT_SERVED_BACKGROUND))
 			return;
+	/* background work kept running: a background slice again */
+	if (prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED))
+		prev->scx.slice = background_slice_ns;
 }
 
 void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
 {
-	running_background[CPU_INDEX(scx_bpf_task_cpu(p))] = is_background(p);
+	s32			cpu = scx_bpf_task_cpu(p);
+	u32			c = CPU_INDEX(cpu);
+	bool		background = is_server(p) && is_background(p);
+
+	running_background[c] = background;
+	running_deadline[c] = background ? 0 : p->scx.dsq_vtime;
+	if (background)
+	{
+		u64			now = bpf_ktime_get_ns();
+		struct ns_stats *s = stats();
+
+		background_hint[node_of_cpu(cpu)] = cpu;
+		/* since its enqueue (dsq_vtime: enqueue and select_cpu set it), if it came that way */
+		if (p->scx.dsq_vtime <= now && now - p->scx.dsq_vtime < 60000000000ULL)
+		{
+			u64			waited = now - p->scx.dsq_vtime;
+
+			if (s && waited > s->longest_background_wait_ns)
+				s->longest_background_wait_ns = waited;
+			if (waited > background_wait_ns)
+				count(STAT_BACKGROUND_LATE);
+		}
+		/* counted once: its next run, without an enqueue, is no new wait */
+		p->scx.dsq_vtime = ~0ULL;
+	}
 }
 
 void		BPF_STRUCT_OPS(ns_stopping, struct task_struct *p, bool runnable)
@@ -300,9 +507,30 @@ void		BPF_STRUCT_OPS(ns_stopping, struct task_struct *p, bool runnable)
 	running_background[CPU_INDEX(scx_bpf_task_cpu(p))] = false;
 }
 
+/* A higher class took the CPU: what waited in its local queue goes back to ours */
+void		BPF_STRUCT_OPS(ns_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	scx_bpf_reenqueue_local();
+}
+
+/* CPU hotplug: the scheduler stays, and a node without an online CPU is nobody's home */
+void		BPF_STRUCT_OPS(ns_cpu_online, s32 cpu)
+{
+	__sync_fetch_and_add(&node_online[node_of_cpu(cpu)], 1);
+	count(STAT_HOTPLUG);
+}
+
+void		BPF_STRUCT_OPS(ns_cpu_offline, s32 cpu)
+{
+	__sync_fetch_and_add(&node_online[node_of_cpu(cpu)], -1);
+	count(STAT_HOTPLUG);
+}
+
 /* sleepable: the loader sets BPF_F_SLEEPABLE (libbpf 1.1 has no SEC("struct_ops.s")) */
 s32			BPF_STRUCT_OPS(ns_init)
 {
+	const struct cpumask *online;
+
 	/*
 	 * Puts struct cpumask's definition, not a forward declaration, in this
 	 * object's BTF: libbpf 1.1 matches a kfunc's prototype against the
@@ -319,13 +547,21 @@ s32			BPF_STRUCT_OPS(ns_init)
 		err = scx_bpf_create_dsq(BACKGROUND_DSQ + node, node);
 		if (err)
 			return err;
+		background_hint[node] = -1;
 	}
+	/* the CPUs online now (a later change comes through cpu_online and cpu_offline) */
+	online = scx_bpf_get_online_cpumask();
+	for (u32 cpu = 0; cpu < MAX_CPUS && cpu < nr_cpus; cpu++)
+		if (bpf_cpumask_test_cpu(cpu, online))
+			node_online[node_of_cpu(cpu)]++;
+	scx_bpf_put_cpumask(online);
 	return 0;
 }
 
 void		BPF_STRUCT_OPS(ns_exit, struct scx_exit_info *info)
 {
 	exit_kind = BPF_CORE_READ(info, kind);
+	exit_code = BPF_CORE_READ(info, exit_code);
 	bpf_probe_read_kernel_str(exit_reason, sizeof(exit_reason), BPF_CORE_READ(info, reason));
 	bpf_probe_read_kernel_str(exit_msg, sizeof(exit_msg), BPF_CORE_READ(info, msg));
 }
@@ -337,8 +573,14 @@ struct sched_ext_ops numasched_ops = {
 	.dispatch = (void *) ns_dispatch,
 	.running = (void *) ns_running,
 	.stopping = (void *) ns_stopping,
+	.cpu_release = (void *) ns_cpu_release,
+	.cpu_online = (void *) ns_cpu_online,
+	.cpu_offline = (void *) ns_cpu_offline,
 	.init = (void *) ns_init,
 	.exit = (void *) ns_exit,
-	.flags = SCX_OPS_SWITCH_PARTIAL | SCX_OPS_BUILTIN_IDLE_PER_NODE,
+	/* every task but real-time ones; idle CPUs per node (scx_bpf_pick_idle_cpu_node) */
+	.flags = SCX_OPS_BUILTIN_IDLE_PER_NODE,
+	/* the kernel's most: nothing runnable waits that long here, or the scheduler is at fault */
+	.timeout_ms = 30000,
 	.name = "numasched",
 };

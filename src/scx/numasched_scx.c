@@ -1,28 +1,40 @@
 /*
  * numasched-scx - loads numasched's sched_ext scheduler and keeps it loaded
  *
- *     numasched-scx [--max-steal-distance N] [--slice-ms N]
+ *     numasched-scx [--uid USER] [--max-steal-distance N] [--slice-ms N]
  *                   [--background-wait-ms N] [--stats SECONDS]
+ *     numasched-scx --monitor [SECONDS]
  *     numasched-scx --topology [--sysfs DIR] [--max-steal-distance N]
  *
  * Run as root (CAP_SYS_ADMIN and CAP_BPF), normally by its systemd unit.  It
  * fills the scheduler's topology (each CPU's node and last-level cache, each
  * node's nearer nodes in SLIT order within --max-steal-distance) from sysfs,
- * loads it, and waits.
+ * names the server's user (the tasks that get numasched's tiers; every
+ * other task gets a fair share), loads it, and waits.
  * The scheduler is attached through a BPF link that only this process holds:
  * when it exits, however it exits (SIGTERM, SIGKILL, a crash), the kernel
  * unloads the scheduler and every task returns to the kernel's own
  * scheduler at once.  The kernel unloads it too on an error of the
  * scheduler's or a task left runnable too long (its watchdog); this process
- * then says why and exits 1.  --topology prints the topology it would give
- * the scheduler, from /sys or another tree, and loads nothing.
+ * then says why, and loads it again where the kernel asks for that (a CPU
+ * hotplug during the load), else exits 1.  --monitor prints the counters
+ * of the scheduler another numasched-scx runs; --topology prints the
+ * topology it would give the scheduler, from /sys or another tree, and
+ * loads nothing.
+ *
+ * Exit status: 0 stopped (SIGTERM, SIGINT), 1 unloaded by the kernel, 2 bad
+ * usage, 3 this kernel or this process cannot load it (not worth retrying).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -34,6 +46,7 @@
 typedef __u8 u8;
 typedef __u16 u16;
 typedef __u32 u32;
+typedef __s32 s32;
 typedef __u64 u64;
 typedef __s64 s64;
 #include "numasched_scx.skel.h"
@@ -44,16 +57,33 @@ typedef __s64 s64;
 #endif
 #define BPF_STRUCT_OPS_ATTACH 44	/* enum bpf_attach_type's BPF_STRUCT_OPS */
 
-/* the scheduler's limits, as numasched_scx.bpf.c sizes its tables */
+/* the scheduler's limits and tables, as numasched_scx.bpf.c sizes them */
 #define SCX_MAX_CPUS 1024
 #define SCX_MAX_NODES 64
+#define SCX_NR_STATS 14
+/* the kernel asks the scheduler's loader to load it again (SCX_ECODE_ACT_RESTART) */
+#define SCX_ECODE_ACT_RESTART (1LL << 48)
+/* and this loader does, but not more often than this in a minute */
+#define MAX_RESTARTS_PER_MINUTE 10
 
-static const char *const stat_names[] = {
+#define EXIT_UNLOADED 1
+#define EXIT_USAGE 2
+#define EXIT_CANNOT 3
+
+struct stats_value
+{
+	u64			count[SCX_NR_STATS];
+	u64			longest_background_wait_ns;
+	u64			node_served[SCX_MAX_NODES];
+};
+
+static const char *const stat_names[SCX_NR_STATS] = {
 	"woke on its idle previous CPU", "woke on an idle CPU sharing its cache", "woke on an idle CPU at home",
 	"woke on an idle CPU of another node", "queued",
 	"served from its own node's queue", "served from a nearer node's queue",
-	"background served when idle", "background served after its wait bound",
-	"background preempted",
+	"background served when idle", "background served at its wait bound",
+	"background later than its bound", "preempted",
+	"fair-tier tasks queued or placed", "fair-tier tasks that chose SCHED_EXT", "CPU hotplug events",
 };
 
 static volatile sig_atomic_t stop;
@@ -67,8 +97,9 @@ on_signal(int sig)
 static void
 usage(FILE *out)
 {
-	fprintf(out, "usage: numasched-scx [--max-steal-distance N] [--slice-ms N] "
-			"[--background-wait-ms N] [--stats SECONDS]\n"
+	fprintf(out, "usage: numasched-scx [--uid USER] [--max-steal-distance N] [--slice-ms N]\n"
+			"                     [--background-wait-ms N] [--stats SECONDS]\n"
+			"       numasched-scx --monitor [SECONDS]\n"
 			"       numasched-scx --topology [--sysfs DIR] [--max-steal-distance N]\n");
 }
 
@@ -84,7 +115,7 @@ number_arg(const char *name, const char *text, long min, long max)
 	{
 		fprintf(stderr, "numasched-scx: %s must be an integer from %ld to %ld, not \"%s\"\n",
 				name, min, max, text);
-		exit(2);
+		exit(EXIT_USAGE);
 	}
 	return value;
 }
@@ -111,7 +142,6 @@ fill_topology(struct numasched_scx_bpf *skel, const ns_topology *topo, int max_d
 
 		if (from->id + 1 > (int) ro->nr_nodes)
 			ro->nr_nodes = from->id + 1;
-		ro->node_has_cpus[from->id] = from->ncpus > 0;
 		NS_CPUSET_FOREACH(cpu, &from->cpus)
 		{
 			int			first = -1;
@@ -119,6 +149,7 @@ fill_topology(struct numasched_scx_bpf *skel, const ns_topology *topo, int max_d
 			int			other;
 
 			ro->cpu_node[cpu] = from->id;
+			ro->node_cpus[from->id][cpu / 64] |= 1ULL << (cpu % 64);
 			if (cpu > max_cpu)
 				max_cpu = cpu;
 			if (topo->llc_leader[cpu] < 0)
@@ -186,58 +217,312 @@ print_topology(const struct numasched_scx_bpf__rodata *ro, const ns_topology *to
 	}
 }
 
-static void
-print_stats(const struct numasched_scx_bpf *skel)
+/* The scheduler's counters, summed over the CPUs; false if they cannot be read */
+static bool
+read_stats(int map_fd, struct stats_value *sum)
 {
-	for (size_t i = 0; i < sizeof(stat_names) / sizeof(stat_names[0]); i++)
-		printf("%s%s %llu", i ? ", " : "numasched-scx: ", stat_names[i],
-			   (unsigned long long) skel->bss->stats[i]);
+	int			ncpus = libbpf_num_possible_cpus();
+	struct stats_value *per_cpu;
+	u32			zero = 0;
+
+	if (ncpus <= 0 || (per_cpu = calloc(ncpus, sizeof(*per_cpu))) == NULL)
+		return false;
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(map_fd, &zero, per_cpu) != 0)
+	{
+		free(per_cpu);
+		return false;
+	}
+	for (int c = 0; c < ncpus; c++)
+	{
+		for (int i = 0; i < SCX_NR_STATS; i++)
+			sum->count[i] += per_cpu[c].count[i];
+		for (int n = 0; n < SCX_MAX_NODES; n++)
+			sum->node_served[n] += per_cpu[c].node_served[n];
+		if (per_cpu[c].longest_background_wait_ns > sum->longest_background_wait_ns)
+			sum->longest_background_wait_ns = per_cpu[c].longest_background_wait_ns;
+	}
+	free(per_cpu);
+	return true;
+}
+
+static void
+print_stats(int map_fd)
+{
+	struct stats_value sum;
+
+	if (!read_stats(map_fd, &sum))
+	{
+		fprintf(stderr, "numasched-scx: cannot read the scheduler's counters: %s\n", strerror(errno));
+		return;
+	}
+	for (int i = 0; i < SCX_NR_STATS; i++)
+		printf("%s%s %llu", i ? ", " : "numasched-scx: ", stat_names[i], (unsigned long long) sum.count[i]);
+	printf(", longest background wait %.1f ms; normal work served per node:",
+		   sum.longest_background_wait_ns / 1e6);
+	for (int n = 0; n < SCX_MAX_NODES; n++)
+		if (sum.node_served[n])
+			printf(" %d:%llu", n, (unsigned long long) sum.node_served[n]);
 	printf("\n");
 	fflush(stdout);
+}
+
+/* The counters of a numasched-scx loaded by another process, found by their map's name */
+static int
+monitor(long seconds)
+{
+	u32			id = 0;
+	int			fd = -1;
+	int			found = 0;
+
+	while (fd < 0 && (found = bpf_map_get_next_id(id, &id)) == 0)
+	{
+		struct bpf_map_info info = {0};
+		u32			len = sizeof(info);
+		int			candidate = bpf_map_get_fd_by_id(id);
+
+		if (candidate < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(candidate, &info, &len) == 0 && strcmp(info.name, "ns_stats") == 0 &&
+			info.value_size == sizeof(struct stats_value))
+			fd = candidate;
+		else
+			close(candidate);
+	}
+	if (fd < 0)
+	{
+		fprintf(stderr, "numasched-scx: %s\n", found == -EPERM ?
+				"reading BPF maps needs root (CAP_SYS_ADMIN)" : "no numasched-scx is loaded");
+		return found == -EPERM ? EXIT_CANNOT : EXIT_UNLOADED;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	do
+	{
+		print_stats(fd);
+		for (long t = 0; t < seconds * 10 && !stop; t++)
+			usleep(100000);
+	} while (seconds > 0 && !stop);
+	return 0;
+}
+
+/* Tells systemd (Type=notify) how it stands; nothing without $NOTIFY_SOCKET */
+static void
+notify_systemd(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int			fd;
+
+	if (path == NULL || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(addr.sun_path))
+		return;
+	strcpy(addr.sun_path, path);
+	if (path[0] == '@')
+		addr.sun_path[0] = '\0';	/* an abstract socket */
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return;
+	(void) sendto(fd, state, strlen(state), 0, (struct sockaddr *) &addr,
+				  offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	close(fd);
+}
+
+/*
+ * Registers the scheduler through a BPF link, once.  From libbpf 1.2 on,
+ * bpf_map__attach_struct_ops makes the link itself for a map flagged
+ * BPF_F_LINK, and the scheduler is registered when it returns; libbpf 1.1
+ * only fills the map, and returns the map's own fd as a link, and the link
+ * is made here.  Asked of the libbpf this runs with, not the one it was
+ * built against (the soname is the same).
+ */
+static bool
+attach(struct numasched_scx_bpf *skel, struct bpf_link **link, int *own_link)
+{
+	int			map_fd = bpf_map__fd(skel->maps.numasched_ops);
+
+	*own_link = -1;
+	*link = bpf_map__attach_struct_ops(skel->maps.numasched_ops);
+	if (*link == NULL)
+		return false;
+	if (bpf_link__fd(*link) != map_fd)
+		return true;
+	bpf_link__disconnect(*link);
+	bpf_link__destroy(*link);
+	*link = NULL;
+	*own_link = bpf_link_create(map_fd, 0, BPF_STRUCT_OPS_ATTACH, NULL);
+	return *own_link >= 0;
+}
+
+struct settings
+{
+	long		max_distance;
+	long		slice_ms;
+	long		background_wait_ms;
+	long		stats_seconds;
+	uid_t		server_uid;
+	const char *server_user;
+};
+
+/*
+ * One load of the scheduler, until a signal or the kernel unloads it: 0
+ * stopped, EXIT_UNLOADED (and *restart when the kernel asks to be loaded
+ * again), EXIT_CANNOT.
+ */
+static int
+run_once(const struct settings *set, bool *restart)
+{
+	char		err[NS_ERRLEN];
+	ns_topology *topo;
+	struct numasched_scx_bpf *skel;
+	struct bpf_link *link;
+	int			own_link;
+	long		waited = 0;
+	int			status = 0;
+
+	*restart = false;
+	/* read again at each load: a CPU may have come or gone */
+	topo = ns_topology_load("/sys", NULL, err, sizeof(err));
+	if (!topo)
+	{
+		fprintf(stderr, "numasched-scx: %s\n", err);
+		return EXIT_CANNOT;
+	}
+	for (int i = 0; i < topo->nnodes; i++)
+	{
+		int			last = -1;
+		int			cpu;
+
+		NS_CPUSET_FOREACH(cpu, &topo->nodes[i].cpus)
+			last = cpu;
+		if (topo->nodes[i].id >= SCX_MAX_NODES || last >= SCX_MAX_CPUS)
+		{
+			fprintf(stderr, "numasched-scx: node %d or CPU %d is beyond the %d nodes and %d CPUs this build handles\n",
+					topo->nodes[i].id, last, SCX_MAX_NODES, SCX_MAX_CPUS);
+			return EXIT_CANNOT;
+		}
+	}
+	skel = numasched_scx_bpf__open();
+	if (!skel)
+	{
+		fprintf(stderr, "numasched-scx: cannot open the scheduler: %s\n", strerror(errno));
+		return EXIT_CANNOT;
+	}
+	fill_topology(skel, topo, (int) set->max_distance);
+	skel->rodata->server_uid = set->server_uid;
+	skel->rodata->slice_ns = set->slice_ms * 1000000ULL;
+	skel->rodata->background_wait_ns = set->background_wait_ms * 1000000ULL;
+	skel->rodata->background_slice_ns = skel->rodata->slice_ns / 5 ? skel->rodata->slice_ns / 5 : 1;
+	/* init creates the queues: scx_bpf_create_dsq may sleep */
+	bpf_program__set_flags(skel->progs.ns_init, BPF_F_SLEEPABLE);
+	/* attached by a link, not by a map update: the link dies with this process */
+	bpf_map__set_map_flags(skel->maps.numasched_ops, BPF_F_LINK);
+	if (numasched_scx_bpf__load(skel))
+	{
+		int			e = errno;
+
+		fprintf(stderr, "numasched-scx: the kernel refused the scheduler: %s%s\n", strerror(e),
+				e == EPERM || e == EACCES ? " (it needs root: CAP_SYS_ADMIN and CAP_BPF)" :
+				" (it needs Linux 6.15 or later built with CONFIG_SCHED_CLASS_EXT; libbpf's messages above say what failed)");
+		numasched_scx_bpf__destroy(skel);
+		return EXIT_CANNOT;
+	}
+	if (!attach(skel, &link, &own_link))
+	{
+		int			e = errno;
+
+		fprintf(stderr, "numasched-scx: cannot attach the scheduler: %s%s\n", strerror(e),
+				e == EBUSY || e == EEXIST ? " (another sched_ext scheduler is loaded: /sys/kernel/sched_ext/root/ops)" : "");
+		numasched_scx_bpf__destroy(skel);
+		return e == EBUSY || e == EEXIST ? EXIT_UNLOADED : EXIT_CANNOT;
+	}
+	printf("numasched-scx: loaded (libbpf %s): tasks of %s (uid %u) on %d nodes, the rest in the fair tier; max steal distance %ld, slice %ld ms, background wait bound %ld ms\n",
+		   libbpf_version_string(), set->server_user, (unsigned) set->server_uid, topo->nnodes,
+		   set->max_distance, set->slice_ms, set->background_wait_ms);
+	fflush(stdout);
+	notify_systemd("READY=1\nSTATUS=loaded");
+
+	while (!stop && skel->bss->exit_kind == 0)
+	{
+		usleep(100000);
+		if (set->stats_seconds && ++waited % (set->stats_seconds * 10) == 0)
+			print_stats(bpf_map__fd(skel->maps.ns_stats));
+	}
+	print_stats(bpf_map__fd(skel->maps.ns_stats));
+	if (skel->bss->exit_kind != 0)
+	{
+		fprintf(stderr, "numasched-scx: the kernel unloaded the scheduler: %s%s%s (exit kind %lld, code %#llx)\n",
+				skel->bss->exit_reason, skel->bss->exit_msg[0] ? ": " : "", skel->bss->exit_msg,
+				(long long) skel->bss->exit_kind, (long long) skel->bss->exit_code);
+		*restart = (skel->bss->exit_code & SCX_ECODE_ACT_RESTART) != 0;
+		status = EXIT_UNLOADED;
+	}
+	else
+		printf("numasched-scx: unloaded\n");
+	if (own_link >= 0)
+		close(own_link);
+	bpf_link__destroy(link);
+	numasched_scx_bpf__destroy(skel);
+	return status;
 }
 
 int
 main(int argc, char **argv)
 {
 	static const struct option options[] = {
+		{"uid", required_argument, NULL, 'u'},
 		{"max-steal-distance", required_argument, NULL, 'd'},
 		{"slice-ms", required_argument, NULL, 's'},
 		{"background-wait-ms", required_argument, NULL, 'b'},
 		{"stats", required_argument, NULL, 'S'},
+		{"monitor", optional_argument, NULL, 'm'},
 		{"topology", no_argument, NULL, 't'},
 		{"sysfs", required_argument, NULL, 'y'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
-	long		max_distance = 0;
-	long		slice_ms = 5;
-	long		background_wait_ms = 100;
-	long		stats_seconds = 0;
+	struct settings set = {0, 5, 100, 0, 0, "postgres"};
 	bool		topology_only = false;
+	bool		monitoring = false;
+	long		monitor_seconds = 0;
 	const char *sysfs = "/sys";
-	char		err[NS_ERRLEN];
-	ns_topology *topo;
-	struct numasched_scx_bpf *skel;
-	struct bpf_link *update;
-	int			link;
+	const char *loading_only = NULL;	/* an option that applies to a load only */
+	time_t		restarts[MAX_RESTARTS_PER_MINUTE] = {0};
+	int			nrestarts = 0;
+	struct passwd *pw;
 	int			opt;
-	long		waited = 0;
 
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1)
 	{
 		switch (opt)
 		{
+			case 'u':
+				set.server_user = optarg;
+				loading_only = "--uid";
+				break;
 			case 'd':
-				max_distance = number_arg("--max-steal-distance", optarg, 0, 255);
+				set.max_distance = number_arg("--max-steal-distance", optarg, 0, 255);
+				/* SLIT: 10 is a node's distance to itself; every other is more */
+				if (set.max_distance > 0 && set.max_distance <= NS_LOCAL_DISTANCE)
+				{
+					fprintf(stderr, "numasched-scx: --max-steal-distance is 0 (any) or a SLIT distance above %d, not %ld: at %ld no node would take work from another\n",
+							NS_LOCAL_DISTANCE, set.max_distance, set.max_distance);
+					return EXIT_USAGE;
+				}
 				break;
 			case 's':
-				slice_ms = number_arg("--slice-ms", optarg, 1, 1000);
+				set.slice_ms = number_arg("--slice-ms", optarg, 1, 1000);
+				loading_only = "--slice-ms";
 				break;
 			case 'b':
-				background_wait_ms = number_arg("--background-wait-ms", optarg, 1, 10000);
+				set.background_wait_ms = number_arg("--background-wait-ms", optarg, 1, 10000);
+				loading_only = "--background-wait-ms";
 				break;
 			case 'S':
-				stats_seconds = number_arg("--stats", optarg, 0, 86400);
+				set.stats_seconds = number_arg("--stats", optarg, 0, 86400);
+				loading_only = "--stats";
+				break;
+			case 'm':
+				monitoring = true;
+				monitor_seconds = optarg ? number_arg("--monitor", optarg, 0, 86400) : 0;
 				break;
 			case 't':
 				topology_only = true;
@@ -250,103 +535,100 @@ main(int argc, char **argv)
 				return 0;
 			default:
 				usage(stderr);
-				return 2;
+				return EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 	{
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
-
+	if (monitoring && (topology_only || loading_only || set.max_distance || strcmp(sysfs, "/sys") != 0))
+	{
+		fprintf(stderr, "numasched-scx: --monitor takes no other option: it reads the counters of the numasched-scx that runs\n");
+		return EXIT_USAGE;
+	}
+	if (monitoring)
+		return monitor(monitor_seconds);
 	if (!topology_only && strcmp(sysfs, "/sys") != 0)
 	{
 		fprintf(stderr, "numasched-scx: --sysfs goes with --topology: the scheduler loads for this machine's /sys\n");
-		return 2;
+		return EXIT_USAGE;
 	}
-	if (!topology_only && access("/sys/kernel/sched_ext/state", R_OK) != 0)
-	{
-		fprintf(stderr, "numasched-scx: this kernel has no sched_ext (no /sys/kernel/sched_ext/state): it needs Linux 6.15 or later built with CONFIG_SCHED_CLASS_EXT\n");
-		return 1;
-	}
-	topo = ns_topology_load(sysfs, NULL, err, sizeof(err));
-	if (!topo)
-	{
-		fprintf(stderr, "numasched-scx: %s\n", err);
-		return 1;
-	}
-	for (int i = 0; i < topo->nnodes; i++)
-	{
-		int			last = ns_cpuset_count(&topo->nodes[i].cpus) ? -1 : 0;
-		int			cpu;
-
-		NS_CPUSET_FOREACH(cpu, &topo->nodes[i].cpus)
-			last = cpu;
-		if (topo->nodes[i].id >= SCX_MAX_NODES || last >= SCX_MAX_CPUS)
-		{
-			fprintf(stderr, "numasched-scx: node %d or CPU %d is beyond the %d nodes and %d CPUs this build handles\n",
-					topo->nodes[i].id, last, SCX_MAX_NODES, SCX_MAX_CPUS);
-			return 1;
-		}
-	}
-
-	skel = numasched_scx_bpf__open();
-	if (!skel)
-	{
-		fprintf(stderr, "numasched-scx: cannot open the scheduler: %s\n", strerror(errno));
-		return 1;
-	}
-	fill_topology(skel, topo, (int) max_distance);
 	if (topology_only)
 	{
+		char		err[NS_ERRLEN];
+		ns_topology *topo;
+		struct numasched_scx_bpf *skel;
+
+		if (loading_only)
+		{
+			fprintf(stderr, "numasched-scx: %s applies to loading the scheduler, not to --topology\n", loading_only);
+			return EXIT_USAGE;
+		}
+		if ((topo = ns_topology_load(sysfs, NULL, err, sizeof(err))) == NULL)
+		{
+			fprintf(stderr, "numasched-scx: %s\n", err);
+			return 1;
+		}
+		if ((skel = numasched_scx_bpf__open()) == NULL)
+		{
+			fprintf(stderr, "numasched-scx: cannot open the scheduler: %s\n", strerror(errno));
+			return 1;
+		}
+		fill_topology(skel, topo, (int) set.max_distance);
 		print_topology(skel->rodata, topo);
 		return 0;
 	}
-	skel->rodata->slice_ns = slice_ms * 1000000ULL;
-	skel->rodata->background_wait_ns = background_wait_ms * 1000000ULL;
-	/* init creates the queues: scx_bpf_create_dsq may sleep */
-	bpf_program__set_flags(skel->progs.ns_init, BPF_F_SLEEPABLE);
-	/* attached by a link, not by a map update: the link dies with this process */
-	bpf_map__set_map_flags(skel->maps.numasched_ops, BPF_F_LINK);
-	if (numasched_scx_bpf__load(skel))
+
+	if ((pw = getpwnam(set.server_user)) == NULL)
 	{
-		fprintf(stderr, "numasched-scx: the kernel refused the scheduler (is this Linux 6.15 or later with CONFIG_SCHED_CLASS_EXT? see /sys/kernel/sched_ext)\n");
-		return 1;
+		char	   *end;
+		long		uid = strtol(set.server_user, &end, 10);
+
+		if (*set.server_user == '\0' || *end || uid < 0)
+		{
+			fprintf(stderr, "numasched-scx: no user \"%s\": --uid names the user PostgreSQL's server runs as (a name or a number)\n",
+					set.server_user);
+			return EXIT_USAGE;
+		}
+		set.server_uid = (uid_t) uid;
 	}
-	/* the struct_ops map's value: programs and settings, not yet registered */
-	update = bpf_map__attach_struct_ops(skel->maps.numasched_ops);
-	if (!update)
+	else
+		set.server_uid = pw->pw_uid;
+	if (set.server_uid == 0)
 	{
-		fprintf(stderr, "numasched-scx: cannot fill the scheduler's operations: %s\n", strerror(errno));
-		return 1;
+		fprintf(stderr, "numasched-scx: --uid %s is root: every root process would get PostgreSQL's tiers\n", set.server_user);
+		return EXIT_USAGE;
 	}
-	link = bpf_link_create(bpf_map__fd(skel->maps.numasched_ops), 0, BPF_STRUCT_OPS_ATTACH, NULL);
-	if (link < 0)
+	if (access("/sys/kernel/sched_ext/state", R_OK) != 0)
 	{
-		fprintf(stderr, "numasched-scx: cannot attach the scheduler: %s%s\n", strerror(errno),
-				errno == EBUSY || errno == EEXIST ? " (another sched_ext scheduler is loaded)" : "");
-		return 1;
+		fprintf(stderr, "numasched-scx: this kernel has no sched_ext (no /sys/kernel/sched_ext/state): it needs Linux 6.15 or later built with CONFIG_SCHED_CLASS_EXT\n");
+		return EXIT_CANNOT;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	printf("numasched-scx: loaded: SCHED_EXT tasks on %d nodes, max steal distance %ld, slice %ld ms\n",
-		   topo->nnodes, max_distance, slice_ms);
-	fflush(stdout);
 
-	while (!stop && skel->bss->exit_kind == 0)
+	for (;;)
 	{
-		usleep(100000);
-		if (stats_seconds && ++waited % (stats_seconds * 10) == 0)
-			print_stats(skel);
+		bool		restart;
+		int			status = run_once(&set, &restart);
+		time_t		now = time(NULL);
+
+		if (!restart || stop)
+			return status;
+		/* the kernel asked (a CPU came or went): again, unless it keeps asking */
+		if (nrestarts == MAX_RESTARTS_PER_MINUTE && now - restarts[0] < 60)
+		{
+			fprintf(stderr, "numasched-scx: the kernel asked %d times within a minute to load the scheduler again: giving up\n",
+					MAX_RESTARTS_PER_MINUTE);
+			return status;
+		}
+		if (nrestarts == MAX_RESTARTS_PER_MINUTE)
+			memmove(restarts, restarts + 1, --nrestarts * sizeof(time_t));
+		restarts[nrestarts++] = now;
+		notify_systemd("STATUS=loading again, as the kernel asked");
+		printf("numasched-scx: loading the scheduler again, as the kernel asked\n");
+		fflush(stdout);
 	}
-	print_stats(skel);
-	if (skel->bss->exit_kind != 0)
-	{
-		fprintf(stderr, "numasched-scx: the kernel unloaded the scheduler: %s%s%s\n",
-				skel->bss->exit_reason, skel->bss->exit_msg[0] ? ": " : "", skel->bss->exit_msg);
-		return 1;
-	}
-	close(link);
-	printf("numasched-scx: unloaded\n");
-	return 0;
 }

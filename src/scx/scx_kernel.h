@@ -7,15 +7,17 @@
  * relocates every field access against the running kernel's BTF (CO-RE),
  * and matches struct sched_ext_ops's members by name (a subset is enough).
  * The kfuncs are those of 7.2 (Debian sid's kernel, checked against its BTF)
- * under names older kernels share: scx_bpf_dsq_insert and
- * scx_bpf_dsq_move_to_local since 6.13, the per-node idle CPU picks since
- * 6.15; an older kernel refuses to load the scheduler, naming the kfunc.
+ * under names older kernels share: scx_bpf_dsq_insert, _insert_vtime and
+ * scx_bpf_dsq_move_to_local since 6.13 (7.x adds variants beside them, and
+ * keeps these), the per-node idle CPU picks since 6.15; an older kernel
+ * refuses to load the scheduler, naming the kfunc.
  */
 #ifndef SCX_KERNEL_H
 #define SCX_KERNEL_H
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
@@ -47,12 +49,26 @@ struct sched_ext_entity
 {
 	u32			flags;
 	u32			weight;
+	u64			slice;			/* the scheduler's to write */
+	u64			dsq_vtime;		/* the scheduler's to write */
+} PAI;
+
+typedef struct
+{
+	unsigned int val;
+}			kuid_t;
+
+struct cred
+{
+	kuid_t		euid;
 } PAI;
 
 struct task_struct
 {
 	int			pid;
 	int			tgid;
+	unsigned int policy;
+	const struct cred *real_cred;
 	const struct cpumask *cpus_ptr;
 	struct mempolicy *mempolicy;
 	struct sched_ext_entity scx;
@@ -73,6 +89,7 @@ struct scx_exit_info
 
 struct scx_init_task_args;
 struct scx_exit_task_args;
+struct scx_cpu_release_args;
 
 struct sched_ext_ops
 {
@@ -81,6 +98,10 @@ struct sched_ext_ops
 	void		(*dispatch) (s32 cpu, struct task_struct *prev);
 	void		(*running) (struct task_struct *p);
 	void		(*stopping) (struct task_struct *p, bool runnable);
+	void		(*tick) (struct task_struct *p);
+	void		(*cpu_release) (s32 cpu, struct scx_cpu_release_args *args);
+	void		(*cpu_online) (s32 cpu);
+	void		(*cpu_offline) (s32 cpu);
 	s32			(*init) (void);
 	void		(*exit) (struct scx_exit_info *info);
 	u64			flags;
@@ -95,19 +116,26 @@ struct sched_ext_ops
 #define MPOL_PREFERRED 1
 #define MPOL_BIND 2
 
+/* the scheduling policy of sched_ext (uapi) */
+#define SCHED_EXT 7
+
 /* sched_ext's constants, stable since 6.12 */
 #define SCX_DSQ_LOCAL (1ULL << 63 | 2)
+#define SCX_ENQ_WAKEUP 1ULL
 #define SCX_SLICE_DFL 20000000ULL
 #define SCX_TASK_QUEUED 1		/* sched_ext_entity.flags: runnable */
 #define SCX_KICK_IDLE 1
 #define SCX_KICK_PREEMPT 2
-#define SCX_OPS_SWITCH_PARTIAL 8ULL
 #define SCX_OPS_BUILTIN_IDLE_PER_NODE 64ULL
 #define SCX_PICK_IDLE_IN_NODE 2
 
 /* the kfuncs */
 s32 scx_bpf_create_dsq(u64 dsq_id, s32 node) __ksym;
 void scx_bpf_dsq_insert(struct task_struct *p, u64 dsq_id, u64 slice, u64 enq_flags) __ksym;
+void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 vtime, u64 enq_flags) __ksym;
+u32 scx_bpf_reenqueue_local(void) __ksym;
+const struct cpumask *scx_bpf_get_online_cpumask(void) __ksym;
+void scx_bpf_put_cpumask(const struct cpumask *cpumask) __ksym;
 bool scx_bpf_dsq_move_to_local(u64 dsq_id) __ksym;
 s32 scx_bpf_dsq_nr_queued(u64 dsq_id) __ksym;
 s32 scx_bpf_pick_idle_cpu_node(const struct cpumask *cpus_allowed, s32 node, u64 flags) __ksym;

@@ -13,7 +13,8 @@ use Test::More;
 our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages private_on heap_policy last_cpu first_away stat_field cpu_ticks need_cpus
   node_cpus sched_policy runnable
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
-  background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand);
+  background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand
+  companion sched_ext_ops);
 
 # A server that does not stop in pg_ctl's time (PGCTLTIMEOUT) says what
 # was still running and what it last logged, while it can: a failed test's
@@ -366,6 +367,24 @@ sub expand
 {
 	my ($list) = @_;
 	return join(',', map { my ($a, $b) = split /-/; defined $b ? ($a .. $b) : $a } split /,/, $list // '');
+}
+
+# A command to root's companion_control.sh in the VM (test/vm/inside.sh)
+sub companion
+{
+	my ($command) = @_;
+	open(my $fh, '>', $ENV{COMPANION_CONTROL}) or die "$ENV{COMPANION_CONTROL}: $!";
+	print $fh "$command\n";
+	close $fh;
+}
+
+# The sched_ext scheduler loaded now, '' if none
+sub sched_ext_ops
+{
+	open(my $fh, '<', '/sys/kernel/sched_ext/root/ops') or return '';
+	my $ops = <$fh> // '';
+	chomp $ops;
+	return $ops;
 }
 
 sub numasched_cluster

@@ -36,6 +36,7 @@ tap() {
 		CONNECTION_NODES="${CONNECTION_NODES:-}" \
 		INTERLEAVE_THP="${INTERLEAVE_THP:-}" NUMASCHED_EXPECT_MODE="${NUMASCHED_EXPECT_MODE:-}" \
 		COMPANION_CONTROL="${COMPANION_CONTROL:-}" COMPANION_LOG="${COMPANION_LOG:-}" \
+		COMPANION_SID="${COMPANION_SID:-}" SHARED_SECONDS="${SHARED_SECONDS:-}" SHARED_ROUNDS="${SHARED_ROUNDS:-}" \
 		prove -v -I "$pgxs/src/test/perl" -I test/t "$@"
 }
 wanted() { [ -z "${VM_ONLY:-}" ] || [[ $1 =~ $VM_ONLY ]]; }
@@ -99,6 +100,9 @@ if wanted companion; then
 		bash test/vm/companion_control.sh "$COMPANION_CONTROL" "$companion" "$COMPANION_LOG" &
 		control=$!
 		tap test/vm/t/080_companion.pl || status=1
+		# on a machine PostgreSQL shares, with the loader built against sid's libbpf
+		: >"$COMPANION_LOG"
+		tap test/vm/t/090_companion_shared.pl || status=1
 		echo quit >"$COMPANION_CONTROL"
 		wait "$control"
 		unset COMPANION_CONTROL COMPANION_LOG

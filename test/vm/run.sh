@@ -19,6 +19,8 @@
 # scheduler loads and unloads) then never races the other vCPUs, as under
 # multi-threaded TCG it does (an "Oops: int3" in __schedule or try_to_wake_up
 # within tens of loads; none in 150 single-threaded);
+# COMPANION_SID the loader built against Debian sid's libbpf, which the
+# companion's shared-machine checks run (test/run.sh builds it);
 # VM_BENCH_OUT=DIR keeps the measurements' numabench results (results.json
 # per workload; what ran before the guest died too, for numabench merge);
 # VM_PG_CONFIG the PostgreSQL they run against (default: pg_config on PATH,
@@ -95,7 +97,7 @@ chmod 777 "$results"
 # what the guest should run: VM_ONLY (a regex of test names: multinode,
 # locality) and the locality probe's LOCALITY_* settings
 for v in VM_ONLY VM_PG_CONFIG VM_BENCH_ARGS SCX_WORKLOADS LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL \
-	CONNECTION_PAIRS CONNECTION_SECONDS CONNECTION_NODES; do
+	CONNECTION_PAIRS CONNECTION_SECONDS CONNECTION_NODES COMPANION_SID SHARED_SECONDS SHARED_ROUNDS; do
 	[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}" >> "$results/env"
 done
 set +e

@@ -32,23 +32,6 @@ my $width = cpu_count($cpus_of_node{$home});
 my $all_cpus = slurp_file('/sys/devices/system/cpu/online') =~ s/\s+//gr;
 my $burst = 8;    # seconds: long enough to look at it under emulation
 
-sub companion
-{
-	my ($command) = @_;
-	open(my $fh, '>', $ENV{COMPANION_CONTROL}) or die "$ENV{COMPANION_CONTROL}: $!";
-	print $fh "$command\n";
-	close $fh;
-}
-
-# the sched_ext scheduler loaded now, '' if none
-sub sched_ext_ops
-{
-	open(my $fh, '<', '/sys/kernel/sched_ext/root/ops') or return '';
-	my $ops = <$fh> // '';
-	chomp $ops;
-	return $ops;
-}
-
 # the CPU groups of node $n in $cluster, as numasched.cpu_groups names them
 sub groups_of_node
 {

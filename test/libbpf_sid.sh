@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Prepares Debian sid's libbpf, the newest Debian carries (the libbpf of the
+# distributions that ship a kernel with sched_ext), for building
+# numasched-scx against it, and prints its root for the Makefile:
+#
+#     make numasched-scx SCX_LIBBPF_ROOT=$(bash test/libbpf_sid.sh)
+#
+# Like test/pg_major.sh: libbpf1, libbpf-dev and the shared libraries they
+# need, sid's glibc among them, unpacked into /var/cache/numasched-libbpf
+# and never installed; the loader built with them starts with that glibc's
+# loader and finds its libraries there.  Run as root the first time.
+set -euo pipefail
+
+cache=/var/cache/numasched-libbpf
+dir=$cache/sid
+root=$dir/root
+fail() {
+	echo "libbpf_sid.sh: $*" >&2
+	exit 1
+}
+
+stamp="$dir/.ready-$(sha1sum "${BASH_SOURCE[0]}" | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+	[ "$(id -u)" = 0 ] || fail "sid's libbpf is not prepared yet; run as root to download it"
+	rm -rf "$dir"
+	mkdir -p "$dir/debs"
+	. "$(dirname "${BASH_SOURCE[0]}")/debian_suite.sh"
+	debian_suite_apt "$dir" sid || fail "cannot read Debian's sid from $mirror (see $dir/apt/log)"
+	# libbpf and the shared libraries it needs, and those need
+	declare -A wanted=()
+	level=(libbpf1 libbpf-dev)
+	while ((${#level[@]})); do
+		for package in "${level[@]}"; do
+			wanted[$package]=1
+		done
+		next=()
+		for dep in $(apt-cache "${apt_opts[@]}" depends --no-recommends --no-suggests --no-conflicts \
+			--no-breaks --no-replaces --no-enhances "${level[@]}" 2>/dev/null |
+			awk '/^  Depends:/ && !alt { print $2 } { alt = ($1 ~ /^\|/) }' | sed 's/:any$//' | sort -u); do
+			case "$dep" in
+				*-dev) ;;
+				lib* | zlib1g) [ -n "${wanted[$dep]:-}" ] || next+=("$dep") ;;
+			esac
+		done
+		level=("${next[@]}")
+	done
+	(cd "$dir/debs" && timeout 600 apt-get "${apt_opts[@]}" download -qq "${!wanted[@]}") >>"$dir/apt/log" 2>&1 ||
+		fail "cannot download ${!wanted[*]} from sid (see $dir/apt/log)"
+	for deb in "$dir"/debs/*.deb; do
+		dpkg-deb -x "$deb" "$root"
+	done
+	rm -rf "$dir/apt/lists" "$dir/apt/cache" "$dir/debs"
+	[ -f "$root/usr/include/bpf/libbpf_version.h" ] || fail "sid's libbpf-dev has no bpf/libbpf_version.h"
+	[ -e "$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" ] || fail "sid's libc6 has no loader"
+	touch "$stamp"
+fi
+echo "$root"
