@@ -104,7 +104,7 @@ $session->query_safe('SELECT count(*) FROM pgbench_accounts');
 sleep 2;
 cmp_ok(counters()->{served} // 0, '>', 0, 'and work is served from its queues: ' . counters()->{line});
 ok(unloaded(), 'stopped, it unloads');
-like(slurp_file($ENV{COMPANION_LOG}), qr/numasched-scx: unloaded/, 'and says so');
+ok(wait_until(sub { slurp_file($ENV{COMPANION_LOG}) =~ /numasched-scx: unloaded/ }, 10), 'and says so');
 $session->quit;
 
 # --- another user's busy loops, as many as CPUs ---------------------------------
