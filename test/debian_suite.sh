@@ -7,6 +7,8 @@
 #     debian_suite_apt DIR SUITE...   # sets apt_opts and mirror; fails with
 #                                     # apt's output in DIR/apt/log
 #     apt-get "${apt_opts[@]}" download PACKAGE
+#     debian_library_closure SKIP PACKAGE...   # the packages and the shared
+#                                     # libraries they need, and those need
 debian_suite_apt() {
 	local dir=$1 suite
 	shift
@@ -23,4 +25,32 @@ debian_suite_apt() {
 		-o APT::Architecture=amd64 -o APT::Architectures::=amd64
 		-o Acquire::Retries=2 -o Acquire::http::Timeout=30 -o APT::Sandbox::User=root)
 	timeout 600 apt-get "${apt_opts[@]}" update -qq >"$dir/apt/log" 2>&1
+}
+
+# Prints PACKAGE... and, level by level, the libraries they depend on (lib*
+# and zlib1g, the first of each alternative), but those matching the glob
+# SKIP: what is needed to run their programs, not to install them.
+debian_library_closure() {
+	local skip=$1 package dep
+	shift
+	local -A wanted=()
+	local level=("$@") next
+	while ((${#level[@]})); do
+		for package in "${level[@]}"; do
+			wanted[$package]=1
+		done
+		# one apt-cache call a level: each reads the suites' whole package lists
+		next=()
+		for dep in $(apt-cache "${apt_opts[@]}" depends --no-recommends --no-suggests --no-conflicts \
+			--no-breaks --no-replaces --no-enhances "${level[@]}" 2>/dev/null |
+			awk '/^  Depends:/ && !alt { print $2 } { alt = ($1 ~ /^\|/) }' | sed 's/:any$//' | sort -u); do
+			# shellcheck disable=SC2254
+			case "$dep" in
+				$skip) ;;
+				lib* | zlib1g) [ -n "${wanted[$dep]:-}" ] || next+=("$dep") ;;
+			esac
+		done
+		level=("${next[@]}")
+	done
+	printf '%s\n' "${!wanted[@]}"
 }

@@ -26,26 +26,10 @@ if [ ! -f "$stamp" ]; then
 	mkdir -p "$dir/debs"
 	. "$(dirname "${BASH_SOURCE[0]}")/debian_suite.sh"
 	debian_suite_apt "$dir" sid || fail "cannot read Debian's sid from $mirror (see $dir/apt/log)"
-	# libbpf and the shared libraries it needs, and those need
-	declare -A wanted=()
-	level=(libbpf1 libbpf-dev)
-	while ((${#level[@]})); do
-		for package in "${level[@]}"; do
-			wanted[$package]=1
-		done
-		next=()
-		for dep in $(apt-cache "${apt_opts[@]}" depends --no-recommends --no-suggests --no-conflicts \
-			--no-breaks --no-replaces --no-enhances "${level[@]}" 2>/dev/null |
-			awk '/^  Depends:/ && !alt { print $2 } { alt = ($1 ~ /^\|/) }' | sed 's/:any$//' | sort -u); do
-			case "$dep" in
-				*-dev) ;;
-				lib* | zlib1g) [ -n "${wanted[$dep]:-}" ] || next+=("$dep") ;;
-			esac
-		done
-		level=("${next[@]}")
-	done
-	(cd "$dir/debs" && timeout 600 apt-get "${apt_opts[@]}" download -qq "${!wanted[@]}") >>"$dir/apt/log" 2>&1 ||
-		fail "cannot download ${!wanted[*]} from sid (see $dir/apt/log)"
+	# libbpf and the shared libraries it needs, and those need (not their headers)
+	mapfile -t packages < <(debian_library_closure '*-dev' libbpf1 libbpf-dev)
+	(cd "$dir/debs" && timeout 600 apt-get "${apt_opts[@]}" download -qq "${packages[@]}") >>"$dir/apt/log" 2>&1 ||
+		fail "cannot download ${packages[*]} from sid (see $dir/apt/log)"
 	for deb in "$dir"/debs/*.deb; do
 		dpkg-deb -x "$deb" "$root"
 	done

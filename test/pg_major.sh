@@ -61,26 +61,9 @@ version=$(apt-cache "${apt_opts[@]}" show "postgresql-$major" 2>/dev/null | sed 
 # those need, from the first of each package's dependency alternatives;
 # programs and data they depend on (postgresql-common, perl, locales) are
 # not needed to run the server's own programs
-declare -A wanted=()
-level=("postgresql-$major" "postgresql-client-$major" "postgresql-server-dev-$major")
-while ((${#level[@]})); do
-	for package in "${level[@]}"; do
-		wanted[$package]=1
-	done
-	# one apt-cache call a level: each reads the suites' whole package lists
-	next=()
-	for dep in $(apt-cache "${apt_opts[@]}" depends --no-recommends --no-suggests --no-conflicts \
-		--no-breaks --no-replaces --no-enhances "${level[@]}" 2>/dev/null |
-		awk '/^  Depends:/ && !alt { print $2 } { alt = ($1 ~ /^\|/) }' | sed 's/:any$//' | sort -u); do
-		case "$dep" in
-			*perl*) ;;
-			lib* | zlib1g) [ -n "${wanted[$dep]:-}" ] || next+=("$dep") ;;
-		esac
-	done
-	level=("${next[@]}")
-done
 downloads=()
-for package in "${!wanted[@]}"; do
+for package in $(debian_library_closure '*perl*' "postgresql-$major" "postgresql-client-$major" \
+	"postgresql-server-dev-$major"); do
 	# the server's own libraries (libpq) are of its build
 	case "$package" in
 		postgresql-* | libpq*) downloads+=("$package=$version") ;;

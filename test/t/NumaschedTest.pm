@@ -14,7 +14,7 @@ our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages private_on heap_
   node_cpus sched_policy runnable
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
   background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand
-  companion sched_ext_ops);
+  companion sched_ext_ops companion_nodes);
 
 # A server that does not stop in pg_ctl's time (PGCTLTIMEOUT) says what
 # was still running and what it last logged, while it can: a failed test's
@@ -367,6 +367,19 @@ sub expand
 {
 	my ($list) = @_;
 	return join(',', map { my ($a, $b) = split /-/; defined $b ? ($a .. $b) : $a } split /,/, $list // '');
+}
+
+# The machine's nodes, where the companion can be tested (a VM booting a
+# kernel with sched_ext, root's companion_control.sh beside); else skips all
+sub companion_nodes
+{
+	my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
+	plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
+	plan skip_all => 'needs a kernel with sched_ext (VM_KERNEL=sid test/vm/run.sh 2)'
+	  unless -e '/sys/kernel/sched_ext/state';
+	plan skip_all => 'needs root to load the companion (COMPANION_CONTROL, test/vm/inside.sh)'
+	  unless $ENV{COMPANION_CONTROL};
+	return @nodes;
 }
 
 # A command to root's companion_control.sh in the VM (test/vm/inside.sh)

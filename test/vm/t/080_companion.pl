@@ -17,12 +17,7 @@ use Time::HiRes qw(time usleep);
 use lib 'test/t';
 use NumaschedTest;
 
-my @nodes = map { /node(\d+)$/ ? $1 : () } glob('/sys/devices/system/node/node[0-9]*');
-plan skip_all => 'needs a machine with several NUMA nodes (run test/vm/run.sh)' if @nodes < 2;
-plan skip_all => 'needs a kernel with sched_ext (VM_KERNEL=sid test/vm/run.sh 2)'
-  unless -e '/sys/kernel/sched_ext/state';
-plan skip_all => 'needs root to load the companion (COMPANION_CONTROL, test/vm/inside.sh)'
-  unless $ENV{COMPANION_CONTROL};
+my @nodes = companion_nodes();
 
 my ($cpus_of_node, $node_of_cpu) = node_cpus(@nodes);
 my %cpus_of_node = %$cpus_of_node;
