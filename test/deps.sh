@@ -42,6 +42,7 @@ test=(
 	unzip git                           # make dist and its check
 	qemu-system-x86 busybox-static cpio xz-utils # the multi-node VMs (test/vm/run.sh)
 	patchelf                            # PostgreSQL 17 to 19 run with their own glibc (test/pg_major.sh)
+	prometheus-postgres-exporter        # numasched's figures through it (test/t/015_exporter.pl)
 )
 case "$purpose" in
 	build) packages=("${build[@]}") ;;
@@ -80,4 +81,15 @@ if [[ " ${missing[*]} " == *" postgresql-15 "* ]]; then
 	echo 'create_main_cluster = false' >>"$conf"
 	trap 'cp -p "$saved" "$conf"; rm -f "$saved"' EXIT
 fi
-apt_install "${missing[@]}"
+# the exporter's package enables and starts a service listening on every
+# interface: the tests start their own on loopback, so none starts here
+# (invoke-rc.d asks policy-rc.d), and it stays disabled
+if [[ " ${missing[*]} " == *" prometheus-postgres-exporter "* ]] && [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	apt_install "${missing[@]}" || { rm -f /usr/sbin/policy-rc.d; exit 1; }
+	rm -f /usr/sbin/policy-rc.d
+	systemctl disable prometheus-postgres-exporter >/dev/null 2>&1 || true
+else
+	apt_install "${missing[@]}"
+fi
