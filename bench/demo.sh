@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The README's main command: installs what is missing, builds and installs
-# numasched, then runs a short A/B benchmark (numasched not loaded vs loaded)
-# on throwaway clusters, OLTP read-only and parallel analytic, with runs
-# interleaved, and prints the comparison and where the JSON and plots are.
-# About five minutes on a two-core machine.
+# numasched, then measures on throwaway clusters, against numasched not
+# loaded, with runs interleaved: what its defaults cost (OLTP read-only),
+# isolation of an OLTP role from a reporting role at background priority
+# (any machine), locality (machines with two memory nodes or more) and the
+# sched_ext companion (where it is installed and the kernel has sched_ext).
+# Ends with a verdict table and where the JSON and plots are. About six
+# minutes on a two-core machine.
 #
 #     bash bench/demo.sh
 set -euo pipefail

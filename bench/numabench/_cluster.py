@@ -152,6 +152,18 @@ class Cluster:
         return subprocess.Popen(self.pgbench_cmd(args, cpus), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=os.path.dirname(self.dir))
 
+    def background_way(self):
+        """How numasched gives background priority in this server, as it
+        said at start: None where numasched is not loaded."""
+        log = read(os.path.join(self.dir, "server.log"), "") or ""
+        if "numasched" not in self.settings.get("shared_preload_libraries", ""):
+            return None
+        if "numasched gives background processes the idle cpu cgroup" in log:
+            return "an idle cpu cgroup"
+        if "numasched gives background processes nice 19 for their autogroups" in log:
+            return "its autogroup at nice 19"
+        return "SCHED_IDLE"
+
     def apply_role_settings(self):
         """role.NAME.SETTING=VALUE of the configuration: ALTER ROLE NAME SET
         SETTING = VALUE, a workload class for that role's sessions."""

@@ -231,7 +231,8 @@ def cmd_run(args):
             "weights": {"oltp": args.oltp_weight, "analytic": args.analytic_weight}
             if args.workload == "mixed" else None,
             "system": system_overview(args, bindir, items),
-            "configurations": [{"name": n, "settings": s} for n, s in configs],
+            "configurations": [{"name": c.name, "settings": c.settings, "background_way": c.background_way()}
+                               for c in clusters],
             "results": results, "paired": [],
         }
         # rounds numbered from --first-round: a later sitting continues a series

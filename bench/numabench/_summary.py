@@ -108,7 +108,7 @@ def paired(results, first, second, clients, metric="tps"):
 
 def paired_all(doc):
     """Every configuration against the first, on the workload's metrics."""
-    metrics = {"two-roles": ("p99_ms", "analytic_tps") if doc.get("rate") else ("tps", "p99_ms", "analytic_tps"),
+    metrics = {"two-roles": ("tps", "p50_ms", "p99_ms", "analytic_tps"),
                "bursty": ("p99_ms", "p50_ms", "tps")}.get(doc["workload"], ("tps",))
     names = [c["name"] for c in doc["configurations"]]
     rounds = min(len(x["runs"]) for x in doc["results"])
