@@ -4,10 +4,13 @@ EXTENSION = numasched
 EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big = numasched
-CORE_OBJS = src/ns_cpuset.o src/ns_topology.o src/ns_plan.o src/ns_place.o src/ns_rebalance.o src/ns_numa_maps.o \
-	src/ns_lend.o
-OBJS = $(CORE_OBJS) src/ns_os.o src/ns_cgroup.o src/ns_priority.o src/ns_companion.o src/ns_cpustat.o src/settings.o src/numasched.o src/state.o src/classes.o src/regroup.o src/memory.o \
-	src/priority.o src/companion.o src/parallel_cap.o src/binding.o src/placement.o src/segment.o src/views.o src/schedstat.o src/lending.o src/statement_lending.o src/lock_waits.o src/inversion.o src/doorbell.o src/scheduler.o
+# src/ in the layers of doc/architecture.md, each using only those before it
+CORE_OBJS = $(addprefix src/core/,ns_cpuset.o ns_topology.o ns_plan.o ns_place.o ns_rebalance.o ns_numa_maps.o ns_lend.o)
+OS_OBJS = $(addprefix src/os/,ns_os.o ns_settle.o ns_cgroup.o ns_priority.o ns_companion.o ns_cpustat.o)
+BACKEND_OBJS = $(addprefix src/backend/,settings.o state.o report.o books.o classes.o regroup.o memory.o priority.o companion.o \
+	parallel_cap.o binding.o placement.o statement_lending.o segment.o)
+WORKER_OBJS = $(addprefix src/worker/,schedstat.o lending.o lock_waits.o inversion.o doorbell.o scheduler.o)
+OBJS = $(CORE_OBJS) $(OS_OBJS) $(BACKEND_OBJS) $(WORKER_OBJS) src/views/views.o src/backend/numasched.o
 DATA = sql/numasched--1.0.sql
 PGFILEDESC = "numasched - NUMA-aware placement of backends and parallel workers"
 
@@ -24,8 +27,8 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
 # numasched-plan: the same core, linked without PostgreSQL
-PLAN_OBJS = src/numasched_plan.o src/plan_common.o src/plan_simulate.o src/sim_trace.o src/sim_replay.o \
-	src/plan_bench.o src/sim_burst.o src/plan_bursts.o
+PLAN_OBJS = $(addprefix src/tool/,numasched_plan.o plan_common.o plan_simulate.o sim_trace.o sim_replay.o \
+	plan_bench.o sim_burst.o plan_bursts.o)
 # numasched-scx: the sched_ext companion (src/scx), built where clang,
 # bpftool and libbpf's headers are (Debian: clang bpftool libbpf-dev)
 SCX_CLANG ?= clang
@@ -45,7 +48,7 @@ all: numasched-plan
 # PGXS tracks no header (only a server built with --enable-depend does): an
 # object left from before a change to a struct it shares would disagree with
 # the rest on its layout, so any header change rebuilds them all
-$(OBJS) $(PLAN_OBJS) $(OBJS:.o=.bc): $(wildcard src/*.h)
+$(OBJS) $(PLAN_OBJS) $(OBJS:.o=.bc): $(wildcard src/*/*.h)
 
 numasched-plan: $(CORE_OBJS) $(PLAN_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -lm -o $@
@@ -79,7 +82,7 @@ SCX_LOADER_FLAGS = -I$(SCX_LIBBPF_ROOT)/usr/include -L$(scx_libdir) -Wl,--disabl
 	-Wl,--dynamic-linker=$(scx_libdir)/ld-linux-x86-64.so.2 -Wl,--allow-shlib-undefined
 endif
 
-numasched-scx: src/scx/numasched_scx.c src/scx/numasched_scx.skel.h src/ns_topology.o src/ns_cpuset.o
+numasched-scx: src/scx/numasched_scx.c src/scx/numasched_scx.skel.h src/core/ns_topology.o src/core/ns_cpuset.o
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Isrc -Isrc/scx $(SCX_LOADER_FLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -o $@
 
 .PHONY: install-plan uninstall-plan install-scx uninstall-scx

@@ -10,13 +10,19 @@ use File::Basename qw(basename dirname);
 use Test::More;
 
 my $src = dirname(__FILE__) . '/../src';
-my @core = map { "$src/$_.o" } qw(ns_cpuset ns_topology ns_plan ns_place ns_rebalance ns_numa_maps ns_lend);
-# bottom to top: each may use those before it
-my @glue = map { "$src/$_.o" } qw(ns_os ns_cgroup ns_priority ns_companion ns_cpustat settings state classes regroup memory priority companion parallel_cap placement statement_lending segment views
-  schedstat lending inversion doorbell scheduler numasched);
-my @cli = map { "$src/$_.o" } qw(plan_common numasched_plan plan_simulate sim_trace sim_replay plan_bench
-  sim_burst plan_bursts);
--f $_ or plan skip_all => "$_ is not built (make first)" for @core, @glue, @cli;
+# the folders of src/, bottom to top, as doc/architecture.md lists them
+my @core = sort glob("$src/core/*.o");
+my @os = sort glob("$src/os/*.o");
+# the glue, the scheduler worker, the views and the hooks, bottom to top: each may use those before it
+my @glue = map { "$src/$_.o" } qw(backend/settings backend/state backend/report backend/books backend/classes
+  backend/memory backend/priority backend/binding backend/regroup backend/companion backend/parallel_cap
+  backend/placement backend/statement_lending backend/segment worker/schedstat worker/lending worker/lock_waits
+  worker/inversion worker/doorbell worker/scheduler views/views backend/numasched);
+my @cli = sort glob("$src/tool/*.o");
+-f $_ or plan skip_all => "$_ is not built (make first)" for @core, @os, @glue, @cli;
+is(scalar(@core) . ' ' . scalar(@os) . ' ' . scalar(@cli), '7 6 8', 'every layer is built');
+my %listed = map { $_ => 1 } @glue;
+is(join(' ', grep { !$listed{$_} } sort glob("$src/{backend,worker,views}/*.o")), '', 'every object of the glue is in its order here');
 
 sub symbols
 {
@@ -44,6 +50,13 @@ sub uses
 	return \%uses;
 }
 
+# "backend/state" for src/backend/state.o or .c or .h
+sub name
+{
+	my ($file) = @_;
+	return basename(dirname($file)) . '/' . basename($file) =~ s/\.[och]$//r;
+}
+
 # a circle of uses, as "a -> b -> a", or undef
 sub circle
 {
@@ -59,7 +72,7 @@ sub circle
 			if (($state{$d} // 0) == 1)
 			{
 				my @from = @path[(grep { $path[$_] eq $d } 0 .. $#path)[0] .. $#path];
-				return join(' -> ', map { basename($_, '.o') } @from, $d);
+				return join(' -> ', map { m{/} ? name($_) : $_ } @from, $d);
 			}
 			next if $state{$d};
 			my $found = $visit->($d);
@@ -78,23 +91,43 @@ sub circle
 	return undef;
 }
 
-my $all = uses(@core, @glue);
-for my $c (@core)
+my $all = uses(@core, @os, @glue);
+for my $c (@core, @os)
 {
-	my @up = grep { !/ns_/ } keys %{ $all->{$c} // {} };
-	is("@up", '', basename($c) . ' uses nothing of the glue');
+	my $layer = basename(dirname($c));
+	my @up = grep { !m{/core/} && !($layer eq 'os' && m{/os/}) } keys %{ $all->{$c} // {} };
+	is("@up", '', "$layer/" . basename($c) . ' uses nothing above its layer');
 	my @pg = grep { /^(palloc|elog_|errstart|ereport|pg_)/ } symbols($c, '-u');
-	is("@pg", '', basename($c) . ' calls no PostgreSQL function');
+	is("@pg", '', "$layer/" . basename($c) . ' calls no PostgreSQL function');
 }
 is(circle(uses(@glue)), undef, 'no circle of uses in the glue');
 my $glue = uses(@glue);
 for my $i (0 .. $#glue)
 {
 	my %above = map { $glue[$_] => 1 } $i + 1 .. $#glue;
-	my @up = map { basename($_, '.o') . " ($glue->{$glue[$i]}{$_})" } grep { $above{$_} } sort keys %{ $glue->{ $glue[$i] } // {} };
-	is("@up", '', basename($glue[$i]) . ' uses no file above it');
+	my @up = map { name($_) . " ($glue->{$glue[$i]}{$_})" } grep { $above{$_} } sort keys %{ $glue->{ $glue[$i] } // {} };
+	is("@up", '', name($glue[$i]) . ' uses no file above it');
 }
 is(circle(uses(@cli)), undef, 'no circle of uses in numasched-plan');
+
+# The same read from the sources: an idea (a .c and its .h) uses each idea
+# whose header it includes; among the glue's ideas there is no circle, and
+# the hooks file has no header for anyone to include
+my %includes;
+for my $file (glob("$src/{backend,worker,views}/*.[ch]"))
+{
+	my $idea = name($file);
+	open(my $fh, '<', $file) or die "$file: $!";
+	while (<$fh>)
+	{
+		next unless m{^#include "((?:backend|worker|views)/\w+)\.h"};
+		$includes{$idea}{$1} //= 'include' if $1 ne $idea && $1 !~ m{/(settings|pg_compat)$};
+	}
+}
+is(circle(\%includes), undef, 'no circle of includes among the glue\'s headers');
+ok(!-e "$src/backend/numasched.h", 'the hooks file has no header');
+my @big = grep { !/\.skel\.h$/ && (() = `cat $_` =~ /\n/g) > 250 } glob("$src/*/*.h");
+is("@big", '', 'no header over 250 lines');
 
 # the check itself finds a circle where there is one
 is(circle({ a => { b => 's' }, b => { c => 's' }, c => { a => 's' } }), 'a -> b -> c -> a',

@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # What a release is made of agrees with itself: the version in META.json, the
 # control file, CHANGELOG.md and debian/changelog; the oldest PostgreSQL in
-# META.json, src/pg_compat.h, debian/pgversions and the README; the maintainer
+# META.json, src/backend/pg_compat.h, debian/pgversions and the README; the maintainer
 # in META.json and debian/control; the majors tested in META.json, the README,
 # test/run.sh and test/pg_major.sh; the licence; and `make dist` packs the
 # tracked files, nothing built.
@@ -27,7 +27,7 @@ is($debian, $version, 'debian/changelog: its newest entry packages that version'
 
 my $oldest = $meta->{prereqs}{runtime}{requires}{PostgreSQL};
 is($oldest, '15.1.0', 'META.json requires PostgreSQL 15.1');
-like(slurp('src/pg_compat.h'), qr/PG_VERSION_NUM < 150001\b/, '...src/pg_compat.h refuses anything older');
+like(slurp('src/backend/pg_compat.h'), qr/PG_VERSION_NUM < 150001\b/, '...src/backend/pg_compat.h refuses anything older');
 is(slurp('debian/pgversions'), "15+\n", '...debian/pgversions builds for 15 and later');
 like(slurp('README.md'), qr/15 \(15\.1 or later\)/, '...and the README says so');
 
@@ -64,7 +64,7 @@ SKIP:
 	unlink $zip;
 	like($listing, qr{ numasched-\Q$version\E/META\.json\n}, "$zip holds numasched-$version/META.json");
 	ok(!grep({ $listing !~ m{ numasched-\Q$version\E/\Q$_\E\n} }
-			qw(Makefile numasched.control LICENSE sql/numasched--1.0.sql debian/control src/state.c)),
+			qw(Makefile numasched.control LICENSE sql/numasched--1.0.sql debian/control src/backend/state.c)),
 		'...and the sources, the SQL script, the licence and debian/');
 	unlike($listing, qr/\.(o|so|bc)\n|numasched-plan\n/, '...and nothing built');
 }

@@ -53,7 +53,7 @@ def node_cpus(root="/sys"):
 def private_pages_by_node(numa_maps):
     """Base pages per node of a process's private memory in /proc/PID/numa_maps
     text: the anonymous pages of mappings no file backs (heap, stack,
-    anonymous mmaps), as numasched counts them (src/ns_numa_maps.c); not the
+    anonymous mmaps), as numasched counts them (src/core/ns_numa_maps.c); not the
     shared memory segment, which a file backs, nor files."""
     pages = {}
     for line in numa_maps.splitlines():

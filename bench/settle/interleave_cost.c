@@ -11,7 +11,7 @@
  * case), which is all a start pays unless pages had to move.
  */
 #define _GNU_SOURCE
-#include "ns_os.h"
+#include "os/ns_os.h"
 #include "clock.h"
 
 #include <stdio.h>

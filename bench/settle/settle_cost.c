@@ -16,7 +16,8 @@
  * allocate a page, copy 4 kB).  Medians over the runs.
  */
 #define _GNU_SOURCE
-#include "ns_os.h"
+#include "os/ns_os.h"
+#include "os/ns_settle.h"
 #include "clock.h"
 
 #include <stdio.h>
@@ -59,7 +60,7 @@ main(int argc, char **argv)
 			double		took[2];
 			double		start = now_ms();
 
-			if (!ns_settle_private_memory(0, true, &result, err, sizeof(err)))
+			if (!ns_settle_private_memory(0, 0, true, &result, err, sizeof(err)))
 			{
 				fprintf(stderr, "settle_cost: %s\n", err);
 				_exit(1);

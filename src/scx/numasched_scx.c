@@ -40,7 +40,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "ns_topology.h"
+#include "core/ns_topology.h"
 
 /* the scheduler's own names for the types of its variables, in the skeleton */
 typedef __u8 u8;

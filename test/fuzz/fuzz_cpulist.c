@@ -4,7 +4,7 @@
  * Whatever the input, parsing must not crash, and a list that parses must
  * format back to a text that parses to the same set.
  */
-#include "ns_cpuset.h"
+#include "core/ns_cpuset.h"
 
 #include <stdlib.h>
 #include <string.h>

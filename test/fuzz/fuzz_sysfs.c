@@ -7,7 +7,7 @@
  * reader must either refuse with a message or return a topology whose
  * invariants hold; building a plan on it must not crash either.
  */
-#include "ns_policy.h"
+#include "core/ns_policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,10 +7,10 @@
  * Broken trees are made here, in a temporary directory.  Output is TAP.
  */
 #define _GNU_SOURCE
-#include "ns_cpustat.h"
-#include "ns_lend.h"
-#include "ns_numa_maps.h"
-#include "ns_policy.h"
+#include "os/ns_cpustat.h"
+#include "core/ns_lend.h"
+#include "core/ns_numa_maps.h"
+#include "core/ns_policy.h"
 #include "tap.h"
 
 #include <errno.h>
