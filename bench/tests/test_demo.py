@@ -30,6 +30,15 @@ class Answers(unittest.TestCase):
         text = demo.cost_answer(doc([("numasched", "tps", 0.97, 0.96, 0.98)]))
         self.assertTrue(text.startswith("a loss of 3.0% was measured"), text)
 
+    def test_a_loss_only_beyond_what_two_servers_without_it_differ_by(self):
+        within = demo.cost_answer(doc([("numasched", "tps", 0.958, 0.935, 0.976),
+                                       ("control", "tps", 1.041, 1.007, 1.054)]))
+        self.assertTrue(within.startswith("no loss beyond what two identical servers differ by here"), within)
+        self.assertIn("two servers without it: 1.041 [1.007, 1.054]", within)
+        beyond = demo.cost_answer(doc([("numasched", "tps", 0.90, 0.88, 0.92),
+                                       ("control", "tps", 0.99, 0.97, 1.01)]))
+        self.assertTrue(beyond.startswith("a loss of 10.0% was measured"), beyond)
+
     def test_isolation_needs_the_tail_below_one_and_the_reporting_role_kept(self):
         conf = [{"name": "bg", "background_way": "its autogroup at nice 19"}]
         oltp = [("bg", "tps", 1.0, 0.999, 1.001), ("bg", "p50_ms", 0.9, 0.8, 1.0)]
