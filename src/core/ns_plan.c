@@ -201,57 +201,39 @@ count_llc_domains(const ns_topology *topo, int node_index)
 	return ns_cpuset_count(&leaders) + none;
 }
 
-ns_plan *
-ns_plan_build(const ns_topology *topo, int groups_per_node,
-			  const ns_cpuset *only_nodes, char *err, size_t errlen)
+/* Whether every node of "only_nodes" is one of ours with a usable CPU. */
+static bool
+nodes_usable(const ns_topology *topo, const ns_cpuset *only_nodes, char *err, size_t errlen)
 {
-	int			nn = topo->nnodes;
-	ns_plan    *plan;
-	int			total_groups = 0;
-	bool	   *selected;
-	steal_key  *keys;
-	int			nselected = 0;
+	int			id;
 
-	if (groups_per_node < 0 || groups_per_node > NS_MAX_GROUPS_PER_NODE)
+	NS_CPUSET_FOREACH(id, only_nodes)
 	{
-		snprintf(err, errlen, "groups per node must be from 0 (automatic) to %d, not %d",
-				 NS_MAX_GROUPS_PER_NODE, groups_per_node);
-		return NULL;
-	}
-	if (only_nodes)
-	{
-		int			id;
+		int			index = ns_topology_node_index(topo, id);
 
-		NS_CPUSET_FOREACH(id, only_nodes)
+		if (index < 0 || !topo->nodes[index].has_cpus)
 		{
-			int			index = ns_topology_node_index(topo, id);
-
-			if (index < 0 || !topo->nodes[index].has_cpus)
-			{
-				snprintf(err, errlen, "node %d %s", id,
-						 index < 0 ? "does not exist or is not usable here" : "has no usable CPU");
-				return NULL;
-			}
+			snprintf(err, errlen, "node %d %s", id,
+					 index < 0 ? "does not exist or is not usable here" : "has no usable CPU");
+			return false;
 		}
 	}
+	return true;
+}
 
-	plan = calloc(1, sizeof(ns_plan));
-	selected = calloc(nn, sizeof(bool));
-	keys = malloc(nn * sizeof(steal_key));
-	if (plan == NULL || selected == NULL || keys == NULL)
-		goto oom;
-	plan->topo = topo;
-	plan->node_first_group = calloc(nn, sizeof(int));
-	plan->node_ngroups = calloc(nn, sizeof(int));
-	plan->node_ncpus = calloc(nn, sizeof(int));
-	plan->node_nsteal = calloc(nn, sizeof(int));
-	plan->steal = calloc((size_t) nn * nn, sizeof(int));
-	plan->hops = calloc((size_t) nn * nn, 1);
-	if (!plan->node_first_group || !plan->node_ngroups || !plan->node_ncpus ||
-		!plan->node_nsteal || !plan->steal || !plan->hops)
-		goto oom;
+/*
+ * Selects the nodes with usable CPUs (those of "only_nodes" if given) and
+ * counts each one's groups; the number of groups, or -1 with a message.
+ */
+static int
+count_groups(ns_plan *plan, int groups_per_node, const ns_cpuset *only_nodes, bool *selected,
+			 char *err, size_t errlen)
+{
+	const ns_topology *topo = plan->topo;
+	int			total_groups = 0;
+	int			nselected = 0;
 
-	for (int n = 0; n < nn; n++)
+	for (int n = 0; n < topo->nnodes; n++)
 	{
 		const ns_node *node = &topo->nodes[n];
 
@@ -263,7 +245,7 @@ ns_plan_build(const ns_topology *topo, int groups_per_node,
 		{
 			snprintf(err, errlen, "%d groups per node is more than the %d usable CPU%s of node %d",
 					 groups_per_node, node->ncpus, node->ncpus == 1 ? "" : "s", node->id);
-			goto fail;
+			return -1;
 		}
 		if (groups_per_node > 0)
 			plan->node_ngroups[n] = groups_per_node;
@@ -276,32 +258,22 @@ ns_plan_build(const ns_topology *topo, int groups_per_node,
 	if (nselected == 0)
 	{
 		snprintf(err, errlen, "no node with usable CPUs is selected");
-		goto fail;
+		return -1;
 	}
+	return total_groups;
+}
 
-	plan->groups = malloc(total_groups * sizeof(ns_group));
-	if (plan->groups == NULL)
-		goto oom;
-	for (int n = 0; n < nn; n++)
-	{
-		if (!selected[n])
-			continue;
-		if (groups_per_node > 0)
-		{
-			if (!split_node(plan, n, groups_per_node))
-				goto oom;
-		}
-		else if (topo->has_llc)
-			split_node_by_llc(plan, n);
-		else
-			add_group(plan, n, &topo->nodes[n].cpus);
-	}
+/*
+ * Steal order.  Ties are rotated by the asking node's position: on a
+ * 2-socket NPS4 machine node 0 asks the far nodes as 4,5,6,7, node 1 as
+ * 5,6,7,4, node 2 as 6,7,4,5, so no far node is everybody's first.
+ */
+static void
+order_steals(ns_plan *plan, const bool *selected, steal_key *keys)
+{
+	const ns_topology *topo = plan->topo;
+	int			nn = topo->nnodes;
 
-	/*
-	 * Steal order.  Ties are rotated by the asking node's position: on a
-	 * 2-socket NPS4 machine node 0 asks the far nodes as 4,5,6,7, node 1 as
-	 * 5,6,7,4, node 2 as 6,7,4,5, so no far node is everybody's first.
-	 */
 	for (int a = 0, position = 0; a < nn; a++)
 	{
 		int			nkeys = 0;
@@ -330,6 +302,64 @@ ns_plan_build(const ns_topology *topo, int groups_per_node,
 			plan->hops[a * nn + keys[k].node] = (uint8_t) (hops > 255 ? 255 : hops);
 		}
 	}
+}
+
+ns_plan *
+ns_plan_build(const ns_topology *topo, int groups_per_node,
+			  const ns_cpuset *only_nodes, char *err, size_t errlen)
+{
+	int			nn = topo->nnodes;
+	ns_plan    *plan;
+	int			total_groups;
+	bool	   *selected;
+	steal_key  *keys;
+
+	if (groups_per_node < 0 || groups_per_node > NS_MAX_GROUPS_PER_NODE)
+	{
+		snprintf(err, errlen, "groups per node must be from 0 (automatic) to %d, not %d",
+				 NS_MAX_GROUPS_PER_NODE, groups_per_node);
+		return NULL;
+	}
+	if (only_nodes && !nodes_usable(topo, only_nodes, err, errlen))
+		return NULL;
+
+	plan = calloc(1, sizeof(ns_plan));
+	selected = calloc(nn, sizeof(bool));
+	keys = malloc(nn * sizeof(steal_key));
+	if (plan == NULL || selected == NULL || keys == NULL)
+		goto oom;
+	plan->topo = topo;
+	plan->node_first_group = calloc(nn, sizeof(int));
+	plan->node_ngroups = calloc(nn, sizeof(int));
+	plan->node_ncpus = calloc(nn, sizeof(int));
+	plan->node_nsteal = calloc(nn, sizeof(int));
+	plan->steal = calloc((size_t) nn * nn, sizeof(int));
+	plan->hops = calloc((size_t) nn * nn, 1);
+	if (!plan->node_first_group || !plan->node_ngroups || !plan->node_ncpus ||
+		!plan->node_nsteal || !plan->steal || !plan->hops)
+		goto oom;
+
+	total_groups = count_groups(plan, groups_per_node, only_nodes, selected, err, errlen);
+	if (total_groups < 0)
+		goto fail;
+	plan->groups = malloc(total_groups * sizeof(ns_group));
+	if (plan->groups == NULL)
+		goto oom;
+	for (int n = 0; n < nn; n++)
+	{
+		if (!selected[n])
+			continue;
+		if (groups_per_node > 0)
+		{
+			if (!split_node(plan, n, groups_per_node))
+				goto oom;
+		}
+		else if (topo->has_llc)
+			split_node_by_llc(plan, n);
+		else
+			add_group(plan, n, &topo->nodes[n].cpus);
+	}
+	order_steals(plan, selected, keys);
 	free(selected);
 	free(keys);
 	return plan;

@@ -384,19 +384,131 @@ ns_topology_node_index(const ns_topology *topo, int id)
 	return -1;
 }
 
+/*
+ * Reads each node sysfs lists: its online CPUs (a CPU listed by two nodes is
+ * malformed), its memory, and its row of distances into full_distance.
+ */
+static bool
+read_listed_nodes(const char *nodedir, const int *ids, int nids, const ns_cpuset *online,
+				  const ns_limits *limits, ns_topology *topo, uint8_t *full_distance,
+				  char *err, size_t errlen)
+{
+	char		path[4096];
+	ns_cpuset	claimed;
+	bool		found;
+
+	ns_cpuset_zero(&claimed);
+	for (int i = 0; i < nids; i++)
+	{
+		ns_node    *node = &topo->nodes[i];
+		ns_cpuset	listed,
+					both;
+
+		node->id = ids[i];
+		put_text(path, sizeof(path), "%s/node%d/cpulist", nodedir, ids[i]);
+		if (!read_cpulist_file(path, false, &listed, &found, err, errlen))
+			return false;
+		ns_cpuset_and(&both, &listed, &claimed);
+		if (!ns_cpuset_empty(&both))
+		{
+			put_text(err, errlen, "malformed \"%s\": CPU %d is also listed by another node",
+					  path, ns_cpuset_next(&both, 0));
+			return false;
+		}
+		ns_cpuset_or(&claimed, &claimed, &listed);
+		ns_cpuset_and(&node->cpus, &listed, online);
+
+		put_text(path, sizeof(path), "%s/node%d/meminfo", nodedir, ids[i]);
+		if (!read_node_memory(path, &node->memory_kb, err, errlen))
+			return false;
+
+		put_text(path, sizeof(path), "%s/node%d/distance", nodedir, ids[i]);
+		if (!read_distances(path, nids, full_distance + (size_t) i * nids, err, errlen))
+			return false;
+		node->memory_allowed = limits == NULL || limits->mems == NULL ||
+			ns_cpuset_test(limits->mems, ids[i]);
+	}
+	return true;
+}
+
+/*
+ * Keeps nodes with usable CPUs, and CPU-less nodes whose memory we may use,
+ * with their distances: a node whose CPUs are all outside our mask is not
+ * ours at all.  False when out of memory.
+ */
+static bool
+keep_usable_nodes(ns_topology *topo, int nids, const uint8_t *full_distance, const ns_limits *limits)
+{
+	int		   *keep = malloc(nids * sizeof(int));
+	int			kept = 0;
+
+	if (keep == NULL)
+		return false;
+	for (int i = 0; i < nids; i++)
+	{
+		ns_node    *node = &topo->nodes[i];
+		bool		hardware_cpus = !ns_cpuset_empty(&node->cpus);
+
+		if (limits && limits->cpus)
+			ns_cpuset_and(&node->cpus, &node->cpus, limits->cpus);
+		node->ncpus = ns_cpuset_count(&node->cpus);
+		node->has_cpus = node->ncpus > 0;
+		if (node->has_cpus ||
+			(!hardware_cpus && ns_node_memory_usable(node)))
+		{
+			keep[kept] = i;
+			if (kept != i)
+				topo->nodes[kept] = *node;
+			kept++;
+			ns_cpuset_or(&topo->usable, &topo->usable, &topo->nodes[kept - 1].cpus);
+		}
+	}
+	topo->distance = malloc((size_t) (kept ? kept : 1) * (kept ? kept : 1));
+	if (topo->distance == NULL)
+	{
+		free(keep);
+		return false;
+	}
+	for (int a = 0; a < kept; a++)
+		for (int b = 0; b < kept; b++)
+			topo->distance[a * kept + b] = full_distance[keep[a] * nids + keep[b]];
+	free(keep);
+	topo->nnodes = kept;
+	return true;
+}
+
+/* Each usable CPU's core and last-level cache; a CPU without a sibling file is a core of its own. */
+static bool
+read_cores_and_caches(const char *root, ns_topology *topo, char *err, size_t errlen)
+{
+	bool		any;
+	int			cpu;
+
+	if (!read_cpu_domains(root, &topo->usable, "topology/thread_siblings_list",
+						  topo->core_leader, &any, err, errlen))
+		return false;
+	if (!read_cpu_domains(root, &topo->usable, "cache/index3/shared_cpu_list",
+						  topo->llc_leader, &topo->has_llc, err, errlen))
+		return false;
+	NS_CPUSET_FOREACH(cpu, &topo->usable)
+	{
+		if (topo->core_leader[cpu] < 0)
+			topo->core_leader[cpu] = (int16_t) cpu;
+	}
+	return true;
+}
+
 ns_topology *
 ns_topology_load(const char *root, const ns_limits *limits, char *err, size_t errlen)
 {
 	char		path[4096];
 	char		nodedir[4096];
-	ns_cpuset	online,
-				claimed;
+	ns_cpuset	online;
 	bool		found;
 	int		   *ids = NULL;
 	int			nids;
 	uint8_t    *full_distance = NULL;
 	ns_topology *topo = calloc(1, sizeof(ns_topology));
-	int			kept = 0;
 
 	if (topo == NULL)
 		goto oom;
@@ -427,124 +539,30 @@ ns_topology_load(const char *root, const ns_limits *limits, char *err, size_t er
 	nids = list_node_ids(nodedir, ids, err, errlen);
 	if (nids < 0)
 		goto fail;
-
+	full_distance = malloc(nids > 0 ? (size_t) nids * nids : 1);
+	if (full_distance == NULL)
+		goto oom;
 	if (nids == 0)
 	{
 		/* A kernel without NUMA: one node with every online CPU. */
 		nids = 1;
-		ids[0] = 0;
-		full_distance = malloc(1);
-		if (full_distance == NULL)
-			goto oom;
 		full_distance[0] = NS_LOCAL_DISTANCE;
 		topo->nodes[0].id = 0;
 		topo->nodes[0].cpus = online;
 		topo->nodes[0].memory_allowed = true;
 	}
-	else
-	{
-		full_distance = malloc((size_t) nids * nids);
-		if (full_distance == NULL)
-			goto oom;
-		ns_cpuset_zero(&claimed);
-		for (int i = 0; i < nids; i++)
-		{
-			ns_node    *node = &topo->nodes[i];
-			ns_cpuset	listed,
-						both;
+	else if (!read_listed_nodes(nodedir, ids, nids, &online, limits, topo, full_distance, err, errlen))
+		goto fail;
 
-			node->id = ids[i];
-			put_text(path, sizeof(path), "%s/node%d/cpulist", nodedir, ids[i]);
-			if (!read_cpulist_file(path, false, &listed, &found, err, errlen))
-				goto fail;
-			ns_cpuset_and(&both, &listed, &claimed);
-			if (!ns_cpuset_empty(&both))
-			{
-				put_text(err, errlen, "malformed \"%s\": CPU %d is also listed by another node",
-						  path, ns_cpuset_next(&both, 0));
-				goto fail;
-			}
-			ns_cpuset_or(&claimed, &claimed, &listed);
-			ns_cpuset_and(&node->cpus, &listed, &online);
-
-			put_text(path, sizeof(path), "%s/node%d/meminfo", nodedir, ids[i]);
-			if (!read_node_memory(path, &node->memory_kb, err, errlen))
-				goto fail;
-
-			put_text(path, sizeof(path), "%s/node%d/distance", nodedir, ids[i]);
-			if (!read_distances(path, nids, full_distance + (size_t) i * nids, err, errlen))
-				goto fail;
-			node->memory_allowed = limits == NULL || limits->mems == NULL ||
-				ns_cpuset_test(limits->mems, ids[i]);
-		}
-	}
-
-	/*
-	 * Keep nodes with usable CPUs, and CPU-less nodes whose memory we may
-	 * use.  A node whose CPUs are all outside our mask is not ours at all.
-	 */
-	{
-		int		   *keep = malloc(nids * sizeof(int));
-
-		if (keep == NULL)
-			goto oom;
-		for (int i = 0; i < nids; i++)
-		{
-			ns_node    *node = &topo->nodes[i];
-			bool		hardware_cpus = !ns_cpuset_empty(&node->cpus);
-
-			if (limits && limits->cpus)
-				ns_cpuset_and(&node->cpus, &node->cpus, limits->cpus);
-			node->ncpus = ns_cpuset_count(&node->cpus);
-			node->has_cpus = node->ncpus > 0;
-			if (node->has_cpus ||
-				(!hardware_cpus && ns_node_memory_usable(node)))
-			{
-				keep[kept] = i;
-				if (kept != i)
-					topo->nodes[kept] = *node;
-				kept++;
-				ns_cpuset_or(&topo->usable, &topo->usable, &topo->nodes[kept - 1].cpus);
-			}
-		}
-		topo->distance = malloc((size_t) (kept ? kept : 1) * (kept ? kept : 1));
-		if (topo->distance == NULL)
-		{
-			free(keep);
-			goto oom;
-		}
-		for (int a = 0; a < kept; a++)
-			for (int b = 0; b < kept; b++)
-				topo->distance[a * kept + b] = full_distance[keep[a] * nids + keep[b]];
-		free(keep);
-	}
-	topo->nnodes = kept;
+	if (!keep_usable_nodes(topo, nids, full_distance, limits))
+		goto oom;
 	if (ns_cpuset_empty(&topo->usable))
 	{
 		put_text(err, errlen, "no usable CPU under \"%s\": none of the online CPUs is in the allowed set", root);
 		goto fail;
 	}
-
-	{
-		bool		any;
-
-		if (!read_cpu_domains(root, &topo->usable, "topology/thread_siblings_list",
-							  topo->core_leader, &any, err, errlen))
-			goto fail;
-		if (!read_cpu_domains(root, &topo->usable, "cache/index3/shared_cpu_list",
-							  topo->llc_leader, &topo->has_llc, err, errlen))
-			goto fail;
-	}
-	/* A CPU without a sibling file is a core of its own. */
-	{
-		int			cpu;
-
-		NS_CPUSET_FOREACH(cpu, &topo->usable)
-		{
-			if (topo->core_leader[cpu] < 0)
-				topo->core_leader[cpu] = (int16_t) cpu;
-		}
-	}
+	if (!read_cores_and_caches(root, topo, err, errlen))
+		goto fail;
 
 	free(ids);
 	free(full_distance);

@@ -130,18 +130,21 @@ bring_visitors_home(const ns_plan *plan, burst_task *tasks, int ntasks, int *cou
 	}
 }
 
-void
-sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options *opt,
-		   burst_policy policy, burst_result *result)
+/* One run's state: its tasks and sessions, and each tick's scratch. */
+typedef struct burst_sim
 {
-	int			nn = plan->topo->nnodes;
-	int			ncpus = 0;
+	const ns_plan *plan;
+	const ns_settings *settings;
+	const burst_options *opt;
+	burst_policy policy;
+	burst_result *result;
+	int			nn;
 	int			nsessions;
-	int			per_session = 1 + opt->workers;
+	int			per_session;
 	int			ntasks;
-	double		parallel_share = opt->parallel_rate / 1000.0;
+	double		parallel_share;
 	double		pause_mean;
-	uint64_t	rng = opt->seed;
+	uint64_t	rng;
 	burst_task *tasks;
 	burst_session *sessions;
 	int		   *runnable;		/* task indices, by group or node */
@@ -156,329 +159,390 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	int		   *changed;
 	uint32_t   *running;		/* numasched: bursts running per group */
 	uint32_t   *away;			/* numasched: per group, its bursts running elsewhere */
-	ns_lending	lending = {0};
+	ns_lending	lending;
 	double	   *latencies;
-	long		nlatencies = 0;
+	long		nlatencies;
 	long		latency_room;
-	double		latency_sum = 0;
+} burst_sim;
 
-	memset(result, 0, sizeof(*result));
+/* The arrays, the sessions spread over the groups, a parallel burst's workers beside their leader. */
+static void
+burst_sim_start(burst_sim *sim)
+{
+	const ns_plan *plan = sim->plan;
+	const burst_options *opt = sim->opt;
+	int			nn = sim->nn;
+	int			places = plan->ngroups > nn ? plan->ngroups : nn;
+	int			ncpus = 0;
+
 	for (int g = 0; g < plan->ngroups; g++)
 		ncpus += plan->groups[g].ncpus;
-	nsessions = opt->sessions > 0 ? opt->sessions : 2 * ncpus;
-	ntasks = nsessions * per_session;
+	sim->nsessions = opt->sessions > 0 ? opt->sessions : 2 * ncpus;
+	sim->per_session = 1 + opt->workers;
+	sim->ntasks = sim->nsessions * sim->per_session;
+	sim->parallel_share = opt->parallel_rate / 1000.0;
 	/* the pause that makes the sessions ask for "utilisation" of the CPUs */
-	pause_mean = nsessions * opt->burst_ms * (1 + opt->workers * parallel_share) /
+	sim->pause_mean = sim->nsessions * opt->burst_ms * (1 + opt->workers * sim->parallel_share) /
 		(opt->utilisation / 100.0 * ncpus) - opt->burst_ms;
-	if (pause_mean < 1)
-		pause_mean = 1;
+	if (sim->pause_mean < 1)
+		sim->pause_mean = 1;
+	sim->rng = opt->seed;
 
-	tasks = calloc(ntasks, sizeof(burst_task));
-	sessions = calloc(nsessions, sizeof(burst_session));
-	runnable = malloc(sizeof(int) * ntasks);
-	count = calloc(plan->ngroups > nn ? plan->ngroups : nn, sizeof(int));
-	first = calloc((plan->ngroups > nn ? plan->ngroups : nn) + 1, sizeof(int));
-	group_idle = calloc(plan->ngroups, sizeof(int));
-	group_ran = calloc(plan->ngroups, sizeof(int));
-	node_idle = calloc(nn, sizeof(int));
-	node_waiting = calloc(nn, sizeof(int));
-	idle_us = calloc(plan->ngroups, sizeof(uint64_t));
-	waited_us = calloc(plan->ngroups, sizeof(uint64_t));
-	changed = calloc(plan->ngroups, sizeof(int));
-	running = calloc(plan->ngroups, sizeof(uint32_t));
-	away = calloc(plan->ngroups, sizeof(uint32_t));
-	latency_room = 1024;
-	latencies = malloc(sizeof(double) * latency_room);
-	if (!tasks || !sessions || !runnable || !count || !first || !group_idle || !group_ran || !node_idle ||
-		!node_waiting || !idle_us || !waited_us || !changed || !running || !away || !latencies ||
-		(policy == BURST_NUMASCHED && !ns_lending_alloc(plan->ngroups, &lending)))
+	sim->tasks = calloc(sim->ntasks, sizeof(burst_task));
+	sim->sessions = calloc(sim->nsessions, sizeof(burst_session));
+	sim->runnable = malloc(sizeof(int) * sim->ntasks);
+	sim->count = calloc(places, sizeof(int));
+	sim->first = calloc(places + 1, sizeof(int));
+	sim->group_idle = calloc(plan->ngroups, sizeof(int));
+	sim->group_ran = calloc(plan->ngroups, sizeof(int));
+	sim->node_idle = calloc(nn, sizeof(int));
+	sim->node_waiting = calloc(nn, sizeof(int));
+	sim->idle_us = calloc(plan->ngroups, sizeof(uint64_t));
+	sim->waited_us = calloc(plan->ngroups, sizeof(uint64_t));
+	sim->changed = calloc(plan->ngroups, sizeof(int));
+	sim->running = calloc(plan->ngroups, sizeof(uint32_t));
+	sim->away = calloc(plan->ngroups, sizeof(uint32_t));
+	sim->latency_room = 1024;
+	sim->latencies = malloc(sizeof(double) * sim->latency_room);
+	if (!sim->tasks || !sim->sessions || !sim->runnable || !sim->count || !sim->first ||
+		!sim->group_idle || !sim->group_ran || !sim->node_idle || !sim->node_waiting ||
+		!sim->idle_us || !sim->waited_us || !sim->changed || !sim->running || !sim->away ||
+		!sim->latencies ||
+		(sim->policy == BURST_NUMASCHED && !ns_lending_alloc(plan->ngroups, &sim->lending)))
 		plan_fail("out of memory");
 
-	/* sessions spread over the groups; a parallel burst's workers beside their leader */
-	for (int s = 0; s < nsessions; s++)
+	for (int s = 0; s < sim->nsessions; s++)
 	{
 		int			g = s % plan->ngroups;
 
-		for (int w = 0; w < per_session; w++)
+		for (int w = 0; w < sim->per_session; w++)
 		{
-			burst_task *t = &tasks[s * per_session + w];
+			burst_task *t = &sim->tasks[s * sim->per_session + w];
 
 			t->session = s;
 			t->left = -1;
 			t->group = t->runs = t->at = g;
 			t->node = t->mem = plan->groups[g].node;
 		}
-		sessions[s].pause = exponential(&rng, pause_mean);
+		sim->sessions[s].pause = exponential(&sim->rng, sim->pause_mean);
 	}
+}
 
-	for (int tick = 0; tick < opt->ticks; tick++)
+/* Bursts begin; under numasched each where its statement starts: at home, or lent a CPU at once. */
+static void
+begin_bursts(burst_sim *sim, int tick)
+{
+	for (int s = 0; s < sim->nsessions; s++)
 	{
-		int			nplaces = policy == BURST_LINUX ? nn : plan->ngroups;
+		burst_session *ss = &sim->sessions[s];
+		int			need;
+		bool		parallel;
 
-		/* bursts begin */
-		for (int s = 0; s < nsessions; s++)
+		if (ss->active > 0 || --ss->pause > 0)
+			continue;
+		need = exponential(&sim->rng, sim->opt->burst_ms);
+		parallel = sim->opt->workers > 0 && uniform(&sim->rng) < sim->parallel_share;
+		ss->started = tick;
+		ss->active = parallel ? sim->per_session : 1;
+		for (int w = 0; w < ss->active; w++)
 		{
-			burst_session *ss = &sessions[s];
-			int			need;
-			bool		parallel;
+			burst_task *t = &sim->tasks[s * sim->per_session + w];
 
-			if (ss->active > 0 || --ss->pause > 0)
+			t->left = need;
+			if (sim->policy != BURST_NUMASCHED)
 				continue;
-			need = exponential(&rng, opt->burst_ms);
-			parallel = opt->workers > 0 && uniform(&rng) < parallel_share;
-			ss->started = tick;
-			ss->active = parallel ? per_session : 1;
-			for (int w = 0; w < ss->active; w++)
+			t->runs = t->at = ns_lend_statement(sim->plan, sim->settings, sim->running, sim->away, t->group, NULL);
+			sim->running[t->runs]++;
+			if (t->runs != t->group)
 			{
-				burst_task *t = &tasks[s * per_session + w];
-
-				t->left = need;
-				if (policy != BURST_NUMASCHED)
-					continue;
-				/* where its statement starts: at home, or lent a CPU at once */
-				t->runs = t->at = ns_lend_statement(plan, settings, running, away, t->group, NULL);
-				running[t->runs]++;
-				if (t->runs != t->group)
-				{
-					away[t->group]++;
-					result->visits++;
-					result->cross_node += plan->groups[t->runs].node != t->mem;
-				}
+				sim->away[t->group]++;
+				sim->result->visits++;
+				sim->result->cross_node += sim->plan->groups[t->runs].node != t->mem;
 			}
 		}
+	}
+}
 
-		/* the runnable tasks, by where they may run: group, or node (linux) */
-		memset(count, 0, sizeof(int) * nplaces);
-		for (int i = 0; i < ntasks; i++)
-			if (tasks[i].left > 0)
-				count[policy == BURST_LINUX ? tasks[i].node : tasks[i].at]++;
-		if (policy == BURST_NUMASCHED)
-			bring_visitors_home(plan, tasks, ntasks, count);
-		first[0] = 0;
-		for (int p = 0; p < nplaces; p++)
-			first[p + 1] = first[p] + count[p];
-		memset(count, 0, sizeof(int) * nplaces);
-		for (int i = 0; i < ntasks; i++)
-			if (tasks[i].left > 0)
-			{
-				int			p = policy == BURST_LINUX ? tasks[i].node : tasks[i].at;
+/* The runnable tasks, by where they may run: group, or node (linux). */
+static void
+sort_runnable(burst_sim *sim, int nplaces)
+{
+	int		   *count = sim->count;
 
-				runnable[first[p] + count[p]++] = i;
-			}
-
-		memset(node_idle, 0, sizeof(int) * nn);
-		memset(node_waiting, 0, sizeof(int) * nn);
-		if (policy == BURST_LINUX)
+	memset(count, 0, sizeof(int) * nplaces);
+	for (int i = 0; i < sim->ntasks; i++)
+		if (sim->tasks[i].left > 0)
+			count[sim->policy == BURST_LINUX ? sim->tasks[i].node : sim->tasks[i].at]++;
+	if (sim->policy == BURST_NUMASCHED)
+		bring_visitors_home(sim->plan, sim->tasks, sim->ntasks, count);
+	sim->first[0] = 0;
+	for (int p = 0; p < nplaces; p++)
+		sim->first[p + 1] = sim->first[p] + count[p];
+	memset(count, 0, sizeof(int) * nplaces);
+	for (int i = 0; i < sim->ntasks; i++)
+		if (sim->tasks[i].left > 0)
 		{
-			for (int n = 0; n < nn; n++)
-			{
-				int			cpus = plan->node_ncpus[n];
-				int			run = count[n] < cpus ? count[n] : cpus;
+			int			p = sim->policy == BURST_LINUX ? sim->tasks[i].node : sim->tasks[i].at;
 
-				/* who runs rotates, as the kernel's fair share does */
-				for (int k = 0; k < count[n]; k++)
-				{
-					burst_task *t = &tasks[runnable[first[n] + (k + tick) % count[n]]];
-
-					if (k < run)
-					{
-						t->left--;
-						result->demand++;
-						result->local += t->node == t->mem;
-						t->away = t->node == t->mem ? 0 : t->away + 1;
-						/* NUMA balancing brings the memory of a task that stays away */
-						if (t->away >= 1000)
-							t->mem = t->node;
-					}
-				}
-				node_idle[n] = cpus - run;
-				node_waiting[n] = count[n] - run;
-			}
-			/* between nodes: the waiting move to the nearest idle, every balance */
-			if (opt->balance_every > 0 && tick % opt->balance_every == 0)
-			{
-				int			idle_now[NS_MAX_NODES];
-
-				memcpy(idle_now, node_idle, sizeof(int) * nn);
-				for (int n = 0; n < nn; n++)
-				{
-					int			waiting = node_waiting[n];
-
-					for (int k = 0; k < plan->node_nsteal[n] && waiting > 0; k++)
-					{
-						int			to = plan->steal[n * nn + k];
-
-						if (!ns_within_reach(plan, settings, n, to))
-							break;
-						while (idle_now[to] > 0 && waiting > 0)
-						{
-							/* a waiting one: past the first "run" of the rotation */
-							int			cpus = plan->node_ncpus[n];
-							int			k2 = cpus + waiting - 1;
-							burst_task *t = &tasks[runnable[first[n] + (k2 + tick) % count[n]]];
-
-							t->node = to;
-							idle_now[to]--;
-							waiting--;
-							result->cross_node++;
-						}
-					}
-				}
-			}
+			sim->runnable[sim->first[p] + count[p]++] = i;
 		}
-		else
+}
+
+/* The k-th runnable task of place "p" this tick: who runs rotates, as the kernel's fair share does. */
+static burst_task *
+runnable_task(burst_sim *sim, int p, int k, int tick)
+{
+	return &sim->tasks[sim->runnable[sim->first[p] + (k + tick) % sim->count[p]]];
+}
+
+/* A millisecond of CPU for task "t" on node "node". */
+static void
+run_task(burst_sim *sim, burst_task *t, int node)
+{
+	t->left--;
+	sim->result->demand++;
+	sim->result->local += node == t->mem;
+}
+
+/*
+ * Linux-like: work conserving inside a node at once; between nodes, every
+ * balance, the waiting move to the nearest idle node and stay there.
+ */
+static void
+run_linux(burst_sim *sim, int tick)
+{
+	const ns_plan *plan = sim->plan;
+	int			nn = sim->nn;
+
+	for (int n = 0; n < nn; n++)
+	{
+		int			cpus = plan->node_ncpus[n];
+		int			run = sim->count[n] < cpus ? sim->count[n] : cpus;
+
+		for (int k = 0; k < run; k++)
 		{
-			for (int g = 0; g < plan->ngroups; g++)
-				group_idle[g] = plan->groups[g].ncpus;
-			/* each group's own CPUs first */
-			for (int g = 0; g < plan->ngroups; g++)
-			{
-				int			run = count[g] < plan->groups[g].ncpus ? count[g] : plan->groups[g].ncpus;
+			burst_task *t = runnable_task(sim, n, k, tick);
 
-				for (int k = 0; k < run; k++)
-				{
-					burst_task *t = &tasks[runnable[first[g] + (k + tick) % count[g]]];
-
-					t->left--;
-					result->demand++;
-					result->local += plan->groups[g].node == t->mem;
-				}
-				group_idle[g] -= run;
-				group_ran[g] = run;
-			}
-			/* where the groups of a node share its CPUs: the idle ones of the node */
-			if (policy == BURST_NUMASCHED && plan->groups_share_node)
-				for (int g = 0; g < plan->ngroups; g++)
-				{
-					int			node = plan->groups[g].node;
-
-					for (int i = 0; i < plan->node_ngroups[node] && group_ran[g] < count[g]; i++)
-					{
-						int			other = plan->node_first_group[node] + i;
-
-						while (group_idle[other] > 0 && group_ran[g] < count[g])
-						{
-							burst_task *t = &tasks[runnable[first[g] + (group_ran[g] + tick) % count[g]]];
-
-							t->left--;
-							result->demand++;
-							result->local += node == t->mem;
-							group_idle[other]--;
-							group_ran[g]++;
-						}
-					}
-				}
-			/* then a borrower's overflow on its lender's idle CPUs */
-			for (int g = 0; g < plan->ngroups; g++)
-			{
-				int			lender = policy == BURST_NUMASCHED ? lending.lender[g] : -1;
-				int			run = group_ran[g];
-				int			over = count[g] - run;
-				int			visiting = 0;
-
-				if (lender >= 0 && over > 0 && group_idle[lender] > 0)
-				{
-					visiting = over < group_idle[lender] ? over : group_idle[lender];
-					for (int k = run; k < run + visiting; k++)
-					{
-						burst_task *t = &tasks[runnable[first[g] + (k + tick) % count[g]]];
-
-						t->left--;
-						result->demand++;
-						result->local += plan->groups[lender].node == t->mem;
-					}
-					group_idle[lender] -= visiting;
-				}
-				node_waiting[plan->groups[g].node] += over - visiting;
-				waited_us[g] += (uint64_t) (over - visiting) * 1000;
-			}
-			for (int g = 0; g < plan->ngroups; g++)
-			{
-				node_idle[plan->groups[g].node] += group_idle[g];
-				idle_us[g] += (uint64_t) group_idle[g] * 1000;
-			}
-			if (policy == BURST_NUMASCHED && (tick + 1) % opt->lend_every == 0)
-			{
-				ns_lend_sample sample = {idle_us, waited_us};
-				int			n = ns_lend_tick(plan, settings, &sample, (uint64_t) opt->lend_every * 1000,
-											 &lending, changed);
-
-				for (int i = 0; i < n; i++)
-				{
-					int			lender = lending.lender[changed[i]];
-
-					if (lender < 0)
-						continue;
-					result->lends++;
-					if (plan->groups[lender].node != plan->groups[changed[i]].node)
-						result->cross_node++;
-				}
-				memset(idle_us, 0, sizeof(uint64_t) * plan->ngroups);
-				memset(waited_us, 0, sizeof(uint64_t) * plan->ngroups);
-			}
+			run_task(sim, t, t->node);
+			t->away = t->node == t->mem ? 0 : t->away + 1;
+			/* NUMA balancing brings the memory of a task that stays away */
+			if (t->away >= 1000)
+				t->mem = t->node;
 		}
+		sim->node_idle[n] = cpus - run;
+		sim->node_waiting[n] = sim->count[n] - run;
+	}
+	if (sim->opt->balance_every > 0 && tick % sim->opt->balance_every == 0)
+	{
+		int			idle_now[NS_MAX_NODES];
 
-		/* what waited while a CPU in reach idled */
+		memcpy(idle_now, sim->node_idle, sizeof(int) * nn);
 		for (int n = 0; n < nn; n++)
 		{
-			result->waited += node_waiting[n];
-			if (node_waiting[n] > 0)
-				result->lost += take_idle(plan, settings, node_idle, n, node_waiting[n]);
-		}
+			int			waiting = sim->node_waiting[n];
 
-		/* bursts end when their last task is done */
-		for (int i = 0; i < ntasks; i++)
-		{
-			burst_task *t = &tasks[i];
-			burst_session *ss = &sessions[t->session];
+			for (int k = 0; k < plan->node_nsteal[n] && waiting > 0; k++)
+			{
+				int			to = plan->steal[n * nn + k];
 
-			if (t->left != 0)
-				continue;
-			t->left = -1;		/* its part of the burst is done */
-			if (policy == BURST_NUMASCHED)
-			{
-				running[t->runs]--;
-				if (t->runs != t->group)
-					away[t->group]--;
-				t->runs = t->at = t->group;
+				if (!ns_within_reach(plan, sim->settings, n, to))
+					break;
+				while (idle_now[to] > 0 && waiting > 0)
+				{
+					/* a waiting one: past the first "run" of the rotation */
+					burst_task *t = runnable_task(sim, n, plan->node_ncpus[n] + waiting - 1, tick);
+
+					t->node = to;
+					idle_now[to]--;
+					waiting--;
+					sim->result->cross_node++;
+				}
 			}
-			if (--ss->active > 0)
-				continue;
-			if (nlatencies == latency_room)
-			{
-				latency_room *= 2;
-				latencies = realloc(latencies, sizeof(double) * latency_room);
-				if (!latencies)
-					plan_fail("out of memory");
-			}
-			latencies[nlatencies++] = tick + 1 - ss->started;
-			ss->pause = exponential(&rng, pause_mean);
 		}
 	}
+}
 
-	if (nlatencies > 0)
+/*
+ * Bound to groups: each group's own CPUs first; under numasched where the
+ * groups of a node share its CPUs, the idle ones of the node; then a
+ * borrower's overflow on its lender's idle CPUs.
+ */
+static void
+run_groups(burst_sim *sim, int tick)
+{
+	const ns_plan *plan = sim->plan;
+	bool		numasched = sim->policy == BURST_NUMASCHED;
+
+	for (int g = 0; g < plan->ngroups; g++)
+		sim->group_idle[g] = plan->groups[g].ncpus;
+	for (int g = 0; g < plan->ngroups; g++)
 	{
-		qsort(latencies, nlatencies, sizeof(double), compare_double);
-		result->latency_p99 = latencies[(long) (0.99 * (nlatencies - 1))];
-		for (long i = 0; i < nlatencies; i++)
-			latency_sum += latencies[i];
-		result->latency_mean = latency_sum / nlatencies;
+		int			run = sim->count[g] < plan->groups[g].ncpus ? sim->count[g] : plan->groups[g].ncpus;
+
+		for (int k = 0; k < run; k++)
+			run_task(sim, runnable_task(sim, g, k, tick), plan->groups[g].node);
+		sim->group_idle[g] -= run;
+		sim->group_ran[g] = run;
 	}
-	free(tasks);
-	free(sessions);
-	free(runnable);
-	free(count);
-	free(first);
-	free(group_idle);
-	free(group_ran);
-	free(node_idle);
-	free(node_waiting);
-	free(idle_us);
-	free(waited_us);
-	free(changed);
-	free(running);
-	free(away);
-	free(latencies);
-	if (policy == BURST_NUMASCHED)
-		ns_lending_free(&lending);
+	if (numasched && plan->groups_share_node)
+		for (int g = 0; g < plan->ngroups; g++)
+		{
+			int			node = plan->groups[g].node;
+
+			for (int i = 0; i < plan->node_ngroups[node] && sim->group_ran[g] < sim->count[g]; i++)
+			{
+				int			other = plan->node_first_group[node] + i;
+
+				while (sim->group_idle[other] > 0 && sim->group_ran[g] < sim->count[g])
+				{
+					run_task(sim, runnable_task(sim, g, sim->group_ran[g], tick), node);
+					sim->group_idle[other]--;
+					sim->group_ran[g]++;
+				}
+			}
+		}
+	for (int g = 0; g < plan->ngroups; g++)
+	{
+		int			lender = numasched ? sim->lending.lender[g] : -1;
+		int			run = sim->group_ran[g];
+		int			over = sim->count[g] - run;
+		int			visiting = 0;
+
+		if (lender >= 0 && over > 0 && sim->group_idle[lender] > 0)
+		{
+			visiting = over < sim->group_idle[lender] ? over : sim->group_idle[lender];
+			for (int k = run; k < run + visiting; k++)
+				run_task(sim, runnable_task(sim, g, k, tick), plan->groups[lender].node);
+			sim->group_idle[lender] -= visiting;
+		}
+		sim->node_waiting[plan->groups[g].node] += over - visiting;
+		sim->waited_us[g] += (uint64_t) (over - visiting) * 1000;
+	}
+	for (int g = 0; g < plan->ngroups; g++)
+	{
+		sim->node_idle[plan->groups[g].node] += sim->group_idle[g];
+		sim->idle_us[g] += (uint64_t) sim->group_idle[g] * 1000;
+	}
+}
+
+/* numasched's lending tick: the core's decision from the idle and waiting since the last. */
+static void
+lend_tick(burst_sim *sim)
+{
+	const ns_plan *plan = sim->plan;
+	ns_lend_sample sample = {sim->idle_us, sim->waited_us};
+	int			n = ns_lend_tick(plan, sim->settings, &sample, (uint64_t) sim->opt->lend_every * 1000,
+								 &sim->lending, sim->changed);
+
+	for (int i = 0; i < n; i++)
+	{
+		int			lender = sim->lending.lender[sim->changed[i]];
+
+		if (lender < 0)
+			continue;
+		sim->result->lends++;
+		if (plan->groups[lender].node != plan->groups[sim->changed[i]].node)
+			sim->result->cross_node++;
+	}
+	memset(sim->idle_us, 0, sizeof(uint64_t) * plan->ngroups);
+	memset(sim->waited_us, 0, sizeof(uint64_t) * plan->ngroups);
+}
+
+/* Bursts end when their last task is done: their latency kept, their next pause drawn. */
+static void
+end_bursts(burst_sim *sim, int tick)
+{
+	for (int i = 0; i < sim->ntasks; i++)
+	{
+		burst_task *t = &sim->tasks[i];
+		burst_session *ss = &sim->sessions[t->session];
+
+		if (t->left != 0)
+			continue;
+		t->left = -1;			/* its part of the burst is done */
+		if (sim->policy == BURST_NUMASCHED)
+		{
+			sim->running[t->runs]--;
+			if (t->runs != t->group)
+				sim->away[t->group]--;
+			t->runs = t->at = t->group;
+		}
+		if (--ss->active > 0)
+			continue;
+		if (sim->nlatencies == sim->latency_room)
+		{
+			sim->latency_room *= 2;
+			sim->latencies = realloc(sim->latencies, sizeof(double) * sim->latency_room);
+			if (!sim->latencies)
+				plan_fail("out of memory");
+		}
+		sim->latencies[sim->nlatencies++] = tick + 1 - ss->started;
+		ss->pause = exponential(&sim->rng, sim->pause_mean);
+	}
+}
+
+static void
+burst_sim_finish(burst_sim *sim)
+{
+	double		latency_sum = 0;
+
+	if (sim->nlatencies > 0)
+	{
+		qsort(sim->latencies, sim->nlatencies, sizeof(double), compare_double);
+		sim->result->latency_p99 = sim->latencies[(long) (0.99 * (sim->nlatencies - 1))];
+		for (long i = 0; i < sim->nlatencies; i++)
+			latency_sum += sim->latencies[i];
+		sim->result->latency_mean = latency_sum / sim->nlatencies;
+	}
+	free(sim->tasks);
+	free(sim->sessions);
+	free(sim->runnable);
+	free(sim->count);
+	free(sim->first);
+	free(sim->group_idle);
+	free(sim->group_ran);
+	free(sim->node_idle);
+	free(sim->node_waiting);
+	free(sim->idle_us);
+	free(sim->waited_us);
+	free(sim->changed);
+	free(sim->running);
+	free(sim->away);
+	free(sim->latencies);
+	if (sim->policy == BURST_NUMASCHED)
+		ns_lending_free(&sim->lending);
+}
+
+void
+sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options *opt,
+		   burst_policy policy, burst_result *result)
+{
+	burst_sim	sim = {plan, settings, opt, policy, result, plan->topo->nnodes};
+
+	memset(result, 0, sizeof(*result));
+	burst_sim_start(&sim);
+	for (int tick = 0; tick < opt->ticks; tick++)
+	{
+		begin_bursts(&sim, tick);
+		sort_runnable(&sim, policy == BURST_LINUX ? sim.nn : plan->ngroups);
+		memset(sim.node_idle, 0, sizeof(int) * sim.nn);
+		memset(sim.node_waiting, 0, sizeof(int) * sim.nn);
+		if (policy == BURST_LINUX)
+			run_linux(&sim, tick);
+		else
+		{
+			run_groups(&sim, tick);
+			if (policy == BURST_NUMASCHED && (tick + 1) % opt->lend_every == 0)
+				lend_tick(&sim);
+		}
+		/* what waited while a CPU in reach idled */
+		for (int n = 0; n < sim.nn; n++)
+		{
+			result->waited += sim.node_waiting[n];
+			if (sim.node_waiting[n] > 0)
+				result->lost += take_idle(plan, settings, sim.node_idle, n, sim.node_waiting[n]);
+		}
+		end_bursts(&sim, tick);
+	}
+	burst_sim_finish(&sim);
 }
