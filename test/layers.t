@@ -129,6 +129,28 @@ ok(!-e "$src/backend/numasched.h", 'the hooks file has no header');
 my @big = grep { !/\.skel\.h$/ && (() = `cat $_` =~ /\n/g) > 250 } glob("$src/*/*.h");
 is("@big", '', 'no header over 250 lines');
 
+# Sizes a reader takes in at once: no C file over 700 lines, no function
+# over 120 (from its name at the start of a line to its closing brace)
+my (@long_files, @long_functions);
+for my $file (grep { !/\.skel\.h$/ } glob("$src/*/*.c"))
+{
+	open(my $fh, '<', $file) or die "$file: $!";
+	my @lines = <$fh>;
+	push @long_files, name($file) . ' (' . scalar(@lines) . ')' if @lines > 700;
+	my ($function, $start);
+	for my $n (0 .. $#lines)
+	{
+		($function, $start) = ($1, $n) if $lines[$n] =~ /^([a-z_]\w*)\(/;
+		if ($lines[$n] =~ /^\}/ && defined $function)
+		{
+			push @long_functions, name($file) . ":$function (" . ($n - $start) . ')' if $n - $start > 120;
+			undef $function;
+		}
+	}
+}
+is("@long_files", '', 'no C file over 700 lines');
+is("@long_functions", '', 'no function over 120 lines');
+
 # the check itself finds a circle where there is one
 is(circle({ a => { b => 's' }, b => { c => 's' }, c => { a => 's' } }), 'a -> b -> c -> a',
 	'a circle of three is found');

@@ -464,6 +464,96 @@ run_once(const struct settings *set, bool *restart)
 	return status;
 }
 
+/* --topology: what the scheduler would be given on the machine under "sysfs". */
+static int
+show_topology(const char *sysfs, int max_distance, const char *loading_only)
+{
+	char		err[NS_ERRLEN];
+	ns_topology *topo;
+	struct numasched_scx_bpf *skel;
+
+	if (loading_only)
+	{
+		fprintf(stderr, "numasched-scx: %s applies to loading the scheduler, not to --topology\n", loading_only);
+		return EXIT_USAGE;
+	}
+	if ((topo = ns_topology_load(sysfs, NULL, err, sizeof(err))) == NULL)
+	{
+		fprintf(stderr, "numasched-scx: %s\n", err);
+		return 1;
+	}
+	if ((skel = numasched_scx_bpf__open()) == NULL)
+	{
+		fprintf(stderr, "numasched-scx: cannot open the scheduler: %s\n", strerror(errno));
+		return 1;
+	}
+	fill_topology(skel, topo, max_distance);
+	print_topology(skel->rodata, topo);
+	return 0;
+}
+
+/* The uid of --uid (a name or a number); false, said why, when there is none or it is root's. */
+static bool
+find_server_uid(struct settings *set)
+{
+	struct passwd *pw = getpwnam(set->server_user);
+
+	if (pw == NULL)
+	{
+		char	   *end;
+		long		uid = strtol(set->server_user, &end, 10);
+
+		if (*set->server_user == '\0' || *end || uid < 0)
+		{
+			fprintf(stderr, "numasched-scx: no user \"%s\": --uid names the user PostgreSQL's server runs as (a name or a number)\n",
+					set->server_user);
+			return false;
+		}
+		set->server_uid = (uid_t) uid;
+	}
+	else
+		set->server_uid = pw->pw_uid;
+	if (set->server_uid == 0)
+	{
+		fprintf(stderr, "numasched-scx: --uid %s is root: every root process would get PostgreSQL's tiers\n", set->server_user);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Loads the scheduler and runs until stopped; loads it again when the
+ * kernel asks (a CPU came or went), unless it keeps asking.
+ */
+static int
+load_until_stopped(const struct settings *set)
+{
+	time_t		restarts[MAX_RESTARTS_PER_MINUTE] = {0};
+	int			nrestarts = 0;
+
+	for (;;)
+	{
+		bool		restart;
+		int			status = run_once(set, &restart);
+		time_t		now = time(NULL);
+
+		if (!restart || stop)
+			return status;
+		if (nrestarts == MAX_RESTARTS_PER_MINUTE && now - restarts[0] < 60)
+		{
+			fprintf(stderr, "numasched-scx: the kernel asked %d times within a minute to load the scheduler again: giving up\n",
+					MAX_RESTARTS_PER_MINUTE);
+			return status;
+		}
+		if (nrestarts == MAX_RESTARTS_PER_MINUTE)
+			memmove(restarts, restarts + 1, --nrestarts * sizeof(time_t));
+		restarts[nrestarts++] = now;
+		notify_systemd("STATUS=loading again, as the kernel asked");
+		printf("numasched-scx: loading the scheduler again, as the kernel asked\n");
+		fflush(stdout);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -485,9 +575,6 @@ main(int argc, char **argv)
 	long		monitor_seconds = 0;
 	const char *sysfs = "/sys";
 	const char *loading_only = NULL;	/* an option that applies to a load only */
-	time_t		restarts[MAX_RESTARTS_PER_MINUTE] = {0};
-	int			nrestarts = 0;
-	struct passwd *pw;
 	int			opt;
 
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1)
@@ -556,51 +643,10 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (topology_only)
-	{
-		char		err[NS_ERRLEN];
-		ns_topology *topo;
-		struct numasched_scx_bpf *skel;
+		return show_topology(sysfs, (int) set.max_distance, loading_only);
 
-		if (loading_only)
-		{
-			fprintf(stderr, "numasched-scx: %s applies to loading the scheduler, not to --topology\n", loading_only);
-			return EXIT_USAGE;
-		}
-		if ((topo = ns_topology_load(sysfs, NULL, err, sizeof(err))) == NULL)
-		{
-			fprintf(stderr, "numasched-scx: %s\n", err);
-			return 1;
-		}
-		if ((skel = numasched_scx_bpf__open()) == NULL)
-		{
-			fprintf(stderr, "numasched-scx: cannot open the scheduler: %s\n", strerror(errno));
-			return 1;
-		}
-		fill_topology(skel, topo, (int) set.max_distance);
-		print_topology(skel->rodata, topo);
-		return 0;
-	}
-
-	if ((pw = getpwnam(set.server_user)) == NULL)
-	{
-		char	   *end;
-		long		uid = strtol(set.server_user, &end, 10);
-
-		if (*set.server_user == '\0' || *end || uid < 0)
-		{
-			fprintf(stderr, "numasched-scx: no user \"%s\": --uid names the user PostgreSQL's server runs as (a name or a number)\n",
-					set.server_user);
-			return EXIT_USAGE;
-		}
-		set.server_uid = (uid_t) uid;
-	}
-	else
-		set.server_uid = pw->pw_uid;
-	if (set.server_uid == 0)
-	{
-		fprintf(stderr, "numasched-scx: --uid %s is root: every root process would get PostgreSQL's tiers\n", set.server_user);
+	if (!find_server_uid(&set))
 		return EXIT_USAGE;
-	}
 	if (access("/sys/kernel/sched_ext/state", R_OK) != 0)
 	{
 		fprintf(stderr, "numasched-scx: this kernel has no sched_ext (no /sys/kernel/sched_ext/state): it needs Linux 6.15 or later built with CONFIG_SCHED_CLASS_EXT\n");
@@ -609,26 +655,5 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	for (;;)
-	{
-		bool		restart;
-		int			status = run_once(&set, &restart);
-		time_t		now = time(NULL);
-
-		if (!restart || stop)
-			return status;
-		/* the kernel asked (a CPU came or went): again, unless it keeps asking */
-		if (nrestarts == MAX_RESTARTS_PER_MINUTE && now - restarts[0] < 60)
-		{
-			fprintf(stderr, "numasched-scx: the kernel asked %d times within a minute to load the scheduler again: giving up\n",
-					MAX_RESTARTS_PER_MINUTE);
-			return status;
-		}
-		if (nrestarts == MAX_RESTARTS_PER_MINUTE)
-			memmove(restarts, restarts + 1, --nrestarts * sizeof(time_t));
-		restarts[nrestarts++] = now;
-		notify_systemd("STATUS=loading again, as the kernel asked");
-		printf("numasched-scx: loading the scheduler again, as the kernel asked\n");
-		fflush(stdout);
-	}
+	return load_until_stopped(&set);
 }

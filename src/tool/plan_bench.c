@@ -51,6 +51,116 @@ xorshift(uint64_t *s)
 	return *s;
 }
 
+enum
+{
+	DECISIONS = 200000,
+	PASSES = 300
+};
+
+/* Places every process through the policy, then gives each a measured weight. */
+static void
+fill_processes(const plan_env *env, ns_loads *loads, ns_proc *procs, int nprocs, uint64_t *rng)
+{
+	for (int i = 0; i < nprocs; i++)
+	{
+		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL};
+		ns_placement where;
+
+		ns_place(env->plan, loads, &env->settings, &req, &where);
+		ns_loads_add(env->plan, loads, where.group, NS_DEFAULT_WEIGHT);
+		procs[i].group = where.group;
+		procs[i].moved_pass = 0;
+		procs[i].keep_node = -1;
+		procs[i].allowed = NULL;
+	}
+	ns_loads_reset(env->plan, loads);
+	for (int i = 0; i < nprocs; i++)
+	{
+		procs[i].weight = xorshift(rng) % 100 < 70 ? NS_CPU_LOAD : NS_CPU_LOAD / 20;
+		ns_loads_add(env->plan, loads, procs[i].group, procs[i].weight);
+	}
+}
+
+/* A mix: new sessions, sessions with a previous group, parallel workers. */
+static void
+make_requests(ns_request *requests, const ns_proc *procs, int nprocs, uint64_t *rng)
+{
+	for (int i = 0; i < DECISIONS; i++)
+	{
+		ns_request *r = &requests[i];
+		int			kind = (int) (xorshift(rng) % 4);
+		int			some_group = procs[xorshift(rng) % nprocs].group;
+
+		memset(r, 0, sizeof(*r));
+		r->home_node = -1;
+		r->previous_group = kind == 1 ? some_group : -1;
+		r->parallel_worker = kind >= 2;
+		r->leader_group = kind >= 2 ? some_group : -1;
+		r->worker_number = (int) (xorshift(rng) % 4);
+	}
+}
+
+/* Times each placement decision, less what reading the clock costs. */
+static void
+time_placement(const plan_env *env, ns_loads *loads, const ns_request *requests, uint64_t *times)
+{
+	uint64_t	overhead;
+	volatile int sink = 0;
+
+	for (int i = 0; i < DECISIONS; i++)
+	{
+		uint64_t	t0 = now_ns();
+
+		times[i] = now_ns() - t0;
+	}
+	qsort(times, DECISIONS, sizeof(uint64_t), compare_u64);
+	overhead = percentile(times, DECISIONS, 50);
+
+	for (int i = 0; i < DECISIONS; i++)
+	{
+		ns_placement where;
+		uint64_t	t0 = now_ns();
+
+		ns_place(env->plan, loads, &env->settings, &requests[i], &where);
+		times[i] = now_ns() - t0;
+		sink += where.group;
+	}
+	for (int i = 0; i < DECISIONS; i++)
+		times[i] = times[i] > overhead ? times[i] - overhead : 0;
+	qsort(times, DECISIONS, sizeof(uint64_t), compare_u64);
+	printf("placement: median %llu ns, p99 %llu ns (%d groups on %d nodes, %d decisions, timer cost %llu ns subtracted)\n",
+		   (unsigned long long) percentile(times, DECISIONS, 50),
+		   (unsigned long long) percentile(times, DECISIONS, 99),
+		   env->plan->ngroups, env->topo->nnodes, DECISIONS, (unsigned long long) overhead);
+	(void) sink;
+}
+
+/* Skews the state (the busy processes of a few groups piled elsewhere), then times rebalance passes. */
+static void
+time_rebalance(const plan_env *env, ns_proc *procs, ns_proc *copy, int nprocs, uint64_t *rng, uint64_t *times)
+{
+	ns_move		moves[64];
+	volatile int sink = 0;
+
+	for (int i = 0; i < nprocs; i++)
+		if (procs[i].weight == NS_CPU_LOAD && xorshift(rng) % 3 == 0)
+			procs[i].group = (int) (xorshift(rng) % (env->plan->ngroups / 4 + 1));
+	for (int i = 0; i < PASSES; i++)
+	{
+		uint64_t	t0;
+
+		memcpy(copy, procs, nprocs * sizeof(ns_proc));
+		t0 = now_ns();
+		sink += ns_rebalance(env->plan, &env->settings, copy, nprocs, 1, moves, 64);
+		times[i] = now_ns() - t0;
+	}
+	qsort(times, PASSES, sizeof(uint64_t), compare_u64);
+	printf("rebalance (%d processes): median %.1f us, p99 %.1f us (%d passes of up to %d moves)\n",
+		   nprocs, percentile(times, PASSES, 50) / 1000.0, percentile(times, PASSES, 99) / 1000.0,
+		   PASSES, env->settings.max_moves);
+	(void) sink;
+}
+
 int
 plan_bench_main(int argc, char **argv)
 {
@@ -59,11 +169,6 @@ plan_bench_main(int argc, char **argv)
 		{"processes", required_argument, NULL, 'n'},
 		{"seed", required_argument, NULL, 's'},
 		{NULL, 0, NULL, 0}
-	};
-	enum
-	{
-		DECISIONS = 200000,
-		PASSES = 300
 	};
 	plan_env	env = {0};
 	int			nprocs = 1000;
@@ -74,9 +179,6 @@ plan_bench_main(int argc, char **argv)
 			   *copy;
 	ns_request *requests;
 	uint64_t   *times;
-	uint64_t	overhead;
-	ns_move		moves[64];
-	volatile int sink = 0;
 
 	ns_settings_default(&env.settings);
 	while ((o = plan_getopt(argc, argv, options)) != -1)
@@ -98,86 +200,11 @@ plan_bench_main(int argc, char **argv)
 	if (!procs || !copy || !requests || !times || !ns_loads_alloc(env.plan, &loads))
 		plan_fail("out of memory");
 
-	/* fill: place every process through the policy, then "measure" */
-	for (int i = 0; i < nprocs; i++)
-	{
-		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL};
-		ns_placement where;
+	fill_processes(&env, &loads, procs, nprocs, &rng);
+	make_requests(requests, procs, nprocs, &rng);
+	time_placement(&env, &loads, requests, times);
+	time_rebalance(&env, procs, copy, nprocs, &rng, times);
 
-		ns_place(env.plan, &loads, &env.settings, &req, &where);
-		ns_loads_add(env.plan, &loads, where.group, NS_DEFAULT_WEIGHT);
-		procs[i].group = where.group;
-		procs[i].moved_pass = 0;
-		procs[i].keep_node = -1;
-		procs[i].allowed = NULL;
-	}
-	ns_loads_reset(env.plan, &loads);
-	for (int i = 0; i < nprocs; i++)
-	{
-		procs[i].weight = xorshift(&rng) % 100 < 70 ? NS_CPU_LOAD : NS_CPU_LOAD / 20;
-		ns_loads_add(env.plan, &loads, procs[i].group, procs[i].weight);
-	}
-
-	/* a mix: new sessions, sessions with a previous group, parallel workers */
-	for (int i = 0; i < DECISIONS; i++)
-	{
-		ns_request *r = &requests[i];
-		int			kind = (int) (xorshift(&rng) % 4);
-		int			some_group = procs[xorshift(&rng) % nprocs].group;
-
-		memset(r, 0, sizeof(*r));
-		r->home_node = -1;
-		r->previous_group = kind == 1 ? some_group : -1;
-		r->parallel_worker = kind >= 2;
-		r->leader_group = kind >= 2 ? some_group : -1;
-		r->worker_number = (int) (xorshift(&rng) % 4);
-	}
-
-	for (int i = 0; i < DECISIONS; i++)
-	{
-		uint64_t	t0 = now_ns();
-
-		times[i] = now_ns() - t0;
-	}
-	qsort(times, DECISIONS, sizeof(uint64_t), compare_u64);
-	overhead = percentile(times, DECISIONS, 50);
-
-	for (int i = 0; i < DECISIONS; i++)
-	{
-		ns_placement where;
-		uint64_t	t0 = now_ns();
-
-		ns_place(env.plan, &loads, &env.settings, &requests[i], &where);
-		times[i] = now_ns() - t0;
-		sink += where.group;
-	}
-	for (int i = 0; i < DECISIONS; i++)
-		times[i] = times[i] > overhead ? times[i] - overhead : 0;
-	qsort(times, DECISIONS, sizeof(uint64_t), compare_u64);
-	printf("placement: median %llu ns, p99 %llu ns (%d groups on %d nodes, %d decisions, timer cost %llu ns subtracted)\n",
-		   (unsigned long long) percentile(times, DECISIONS, 50),
-		   (unsigned long long) percentile(times, DECISIONS, 99),
-		   env.plan->ngroups, env.topo->nnodes, DECISIONS, (unsigned long long) overhead);
-
-	/* skew the state: pile the busy processes of a few groups elsewhere */
-	for (int i = 0; i < nprocs; i++)
-		if (procs[i].weight == NS_CPU_LOAD && xorshift(&rng) % 3 == 0)
-			procs[i].group = (int) (xorshift(&rng) % (env.plan->ngroups / 4 + 1));
-	for (int i = 0; i < PASSES; i++)
-	{
-		uint64_t	t0;
-
-		memcpy(copy, procs, nprocs * sizeof(ns_proc));
-		t0 = now_ns();
-		sink += ns_rebalance(env.plan, &env.settings, copy, nprocs, 1, moves, 64);
-		times[i] = now_ns() - t0;
-	}
-	qsort(times, PASSES, sizeof(uint64_t), compare_u64);
-	printf("rebalance (%d processes): median %.1f us, p99 %.1f us (%d passes of up to %d moves)\n",
-		   nprocs, percentile(times, PASSES, 50) / 1000.0, percentile(times, PASSES, 99) / 1000.0,
-		   PASSES, env.settings.max_moves);
-
-	(void) sink;
 	ns_loads_free(&loads);
 	free(procs);
 	free(copy);

@@ -27,6 +27,71 @@ percent(long part, long whole)
 	return whole > 0 ? 100.0 * part / whole : 100.0;
 }
 
+static void
+print_simulate_json(const sim_options *opt, const sim_trace *trace, const plan_env *env,
+					const sim_result *results)
+{
+	printf("{\"seed\":%llu,\"ticks\":%d,\"sessions\":%d,\"parallel_queries\":%d,"
+		   "\"workers\":%d,\"groups\":%d,\"policies\":[",
+		   (unsigned long long) opt->seed, opt->ticks, trace->nsessions, trace->nqueries,
+		   opt->workers, env->plan->ngroups);
+	for (int p = 0; p < NPOLICIES; p++)
+	{
+		const sim_result *r = &results[p];
+
+		printf("%s{\"policy\":\"%s\",\"locality_percent\":%.3f,\"workers\":%ld,\"on_leader_node\":%ld,",
+			   p ? "," : "", policy_names[p], 100.0 * r->local_accesses / (r->accesses > 0 ? r->accesses : 1),
+			   r->workers, r->on_leader_node);
+		print_judged_json("seen", &r->seen);
+		print_judged_json("truth", &r->truth);
+		printf("\"imbalance\":%.4f,\"moves\":%ld,\"moves_same_node\":%ld,"
+			   "\"moves_1_hop\":%ld,\"moves_farther\":%ld,\"moves_cross_node\":%ld,"
+			   "\"waiting_percent\":%.3f}",
+			   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0,
+			   r->moves, r->moves_by_hops[0], r->moves_by_hops[1], r->moves_by_hops[2],
+			   r->moves_by_hops[1] + r->moves_by_hops[2],
+			   100.0 * r->waiting / (r->demand > 0 ? r->demand : 1));
+	}
+	printf("]}\n");
+}
+
+static void
+print_simulate_table(const sim_options *opt, const sim_trace *trace, const plan_env *env,
+					 const sim_result *results)
+{
+	printf("trace: seed %llu, %d ticks, %d sessions, %d parallel queries x %d workers, "
+		   "%d groups on %d nodes, a scheduler pass every %d ticks\n",
+		   (unsigned long long) opt->seed, opt->ticks, trace->nsessions, trace->nqueries,
+		   opt->workers, env->plan->ngroups, env->topo->nnodes, opt->rebalance_every);
+	printf("%-12s %9s %13s %17s %7s %17s %9s %6s %6s\n",
+		   "", "memory", "workers on", "on leader's node", "", "spills to nearest", "imbalance", "", "cross-");
+	printf("%-12s %9s %13s %17s %7s %17s %9s %6s %6s\n",
+		   "policy", "locality", "leader's node", "when it had room", "spills", "node with room", "per CPU",
+		   "moves", "node");
+	for (int p = 0; p < NPOLICIES; p++)
+	{
+		const sim_result *r = &results[p];
+		char		local[32],
+					nearest[32];
+
+		snprintf(local, sizeof(local), "%.1f%% (%.1f%%)",
+				 percent(r->seen.on_leader_node_with_room, r->seen.leader_node_had_room),
+				 percent(r->truth.on_leader_node_with_room, r->truth.leader_node_had_room));
+		snprintf(nearest, sizeof(nearest), "%.1f%% (%.1f%%)",
+				 percent(r->seen.spills_nearest, r->seen.spills),
+				 percent(r->truth.spills_nearest, r->truth.spills));
+		printf("%-12s %8.1f%% %12.1f%% %17s %7ld %17s %9.3f %6ld %6ld\n", policy_names[p],
+			   100.0 * r->local_accesses / (r->accesses > 0 ? r->accesses : 1),
+			   percent(r->on_leader_node, r->workers), local, r->seen.spills, nearest,
+			   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0, r->moves,
+			   r->moves_by_hops[1] + r->moves_by_hops[2]);
+	}
+	printf("Memory locality: the share of memory accesses, over processes and ticks, that find\n"
+		   "their memory on the node the process runs on (see --help for the model).\n"
+		   "Room is judged on the load the policy's bookkeeping knew (a new process counts\n"
+		   "one CPU until the scheduler measures it); in parentheses, on the trace's true load.\n");
+}
+
 int
 plan_simulate_main(int argc, char **argv)
 {
@@ -119,64 +184,9 @@ plan_simulate_main(int argc, char **argv)
 		sim_replay(env.plan, &env.settings, &opt, &trace, p, &results[p]);
 
 	if (json)
-	{
-		printf("{\"seed\":%llu,\"ticks\":%d,\"sessions\":%d,\"parallel_queries\":%d,"
-			   "\"workers\":%d,\"groups\":%d,\"policies\":[",
-			   (unsigned long long) opt.seed, opt.ticks, trace.nsessions, trace.nqueries,
-			   opt.workers, env.plan->ngroups);
-		for (int p = 0; p < NPOLICIES; p++)
-		{
-			sim_result *r = &results[p];
-
-			printf("%s{\"policy\":\"%s\",\"locality_percent\":%.3f,\"workers\":%ld,\"on_leader_node\":%ld,",
-				   p ? "," : "", policy_names[p], 100.0 * r->local_accesses / (r->accesses > 0 ? r->accesses : 1),
-				   r->workers, r->on_leader_node);
-			print_judged_json("seen", &r->seen);
-			print_judged_json("truth", &r->truth);
-			printf("\"imbalance\":%.4f,\"moves\":%ld,\"moves_same_node\":%ld,"
-				   "\"moves_1_hop\":%ld,\"moves_farther\":%ld,\"moves_cross_node\":%ld,"
-				   "\"waiting_percent\":%.3f}",
-				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0,
-				   r->moves, r->moves_by_hops[0], r->moves_by_hops[1], r->moves_by_hops[2],
-				   r->moves_by_hops[1] + r->moves_by_hops[2],
-				   100.0 * r->waiting / (r->demand > 0 ? r->demand : 1));
-		}
-		printf("]}\n");
-	}
+		print_simulate_json(&opt, &trace, &env, results);
 	else
-	{
-		printf("trace: seed %llu, %d ticks, %d sessions, %d parallel queries x %d workers, "
-			   "%d groups on %d nodes, a scheduler pass every %d ticks\n",
-			   (unsigned long long) opt.seed, opt.ticks, trace.nsessions, trace.nqueries,
-			   opt.workers, env.plan->ngroups, env.topo->nnodes, opt.rebalance_every);
-		printf("%-12s %9s %13s %17s %7s %17s %9s %6s %6s\n",
-			   "", "memory", "workers on", "on leader's node", "", "spills to nearest", "imbalance", "", "cross-");
-		printf("%-12s %9s %13s %17s %7s %17s %9s %6s %6s\n",
-			   "policy", "locality", "leader's node", "when it had room", "spills", "node with room", "per CPU",
-			   "moves", "node");
-		for (int p = 0; p < NPOLICIES; p++)
-		{
-			sim_result *r = &results[p];
-			char		local[32],
-						nearest[32];
-
-			snprintf(local, sizeof(local), "%.1f%% (%.1f%%)",
-					 percent(r->seen.on_leader_node_with_room, r->seen.leader_node_had_room),
-					 percent(r->truth.on_leader_node_with_room, r->truth.leader_node_had_room));
-			snprintf(nearest, sizeof(nearest), "%.1f%% (%.1f%%)",
-					 percent(r->seen.spills_nearest, r->seen.spills),
-					 percent(r->truth.spills_nearest, r->truth.spills));
-			printf("%-12s %8.1f%% %12.1f%% %17s %7ld %17s %9.3f %6ld %6ld\n", policy_names[p],
-				   100.0 * r->local_accesses / (r->accesses > 0 ? r->accesses : 1),
-				   percent(r->on_leader_node, r->workers), local, r->seen.spills, nearest,
-				   r->imbalance_samples ? r->imbalance_sum / r->imbalance_samples : 0.0, r->moves,
-				   r->moves_by_hops[1] + r->moves_by_hops[2]);
-		}
-		printf("Memory locality: the share of memory accesses, over processes and ticks, that find\n"
-			   "their memory on the node the process runs on (see --help for the model).\n"
-			   "Room is judged on the load the policy's bookkeeping knew (a new process counts\n"
-			   "one CPU until the scheduler measures it); in parentheses, on the trace's true load.\n");
-	}
+		print_simulate_table(&opt, &trace, &env, results);
 	free(trace.sessions);
 	free(trace.queries);
 	plan_env_free(&env);
