@@ -400,20 +400,110 @@ unplace_self(void)
 	numasched_memory_unplaced();
 }
 
+/*
+ * Its priority in the books, when its new class asks for another, and the
+ * kernel's telling of it decided: the telling's number, -1 if none.
+ */
+static int
+retier_for_class_locked(numasched_slot *slot, bool want_background)
+{
+	const ns_plan *plan = numasched_shared_plan();
+	bool		was_background = slot->background;
+	bool		was_raised = slot->raised;
+
+	if (want_background == slot->background || slot->group < 0)
+		return -1;
+	ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
+	slot->background = want_background;
+	slot->raised = false;
+	ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
+	/* the priority before the mask: a refusal puts both back */
+	return numasched_retier_slot_locked(slot, was_background, was_raised);
+}
+
+/*
+ * The group its new class puts it in, placed as if new with its own load
+ * taken out of where it is; -1 while its group is one of the class's, or
+ * where it is spilled already and no group of its own has room.
+ */
+static int
+decide_class_group_locked(numasched_slot *slot, const ns_settings *settings)
+{
+	const ns_plan *plan = numasched_shared_plan();
+	const ns_cpuset *home = numasched_slot_home(slot);
+	ns_request	request = {false, -1, -1, -1, 0, home, numasched_slot_reach(slot)};
+	ns_placement where;
+
+	if (slot->group >= 0 && !(home && !ns_cpuset_test(home, slot->group)))
+		return -1;
+	if (slot->group >= 0)
+		ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
+	ns_place(plan, numasched_shared_loads(), settings, &request, &where);
+	if (slot->group >= 0)
+		ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
+	return where.group != slot->group ? where.group : -1;
+}
+
+/*
+ * Staying in its group, it may still need another mask: its class's other
+ * groups of the node (preferred binding), its reach (background, or under
+ * the companion), what its group borrows within its new reach.
+ */
+static void
+rebind_in_group_locked(numasched_slot *slot)
+{
+	ns_cpuset	cpus;
+
+	/* a normal one may share what its group borrows, within its reach */
+	slot->lent_group = slot->background ? -1 :
+		numasched_lender_for_locked(slot->group, numasched_slot_reach(slot));
+	numasched_slot_kernel_cpus(slot, &cpus);
+	slot->bound = numasched_bind_slot_locked(slot, &cpus);
+}
+
+/* What the kernel refused, said; the plans and the memory follow; with the lock released. */
+static void
+report_reclass(numasched_slot *slot, bool was_background, bool priority_changed, int tier, int move,
+			   int moved_to)
+{
+	const char *refusal;
+
+	if (tier >= 0 && !numasched_told(tier, &refusal))
+		numasched_warn_failure(FAILURE_PRIORITY, refusal,
+							   numasched_cpu_priority == CPU_PRIORITY_BACKGROUND ?
+							   "numasched could not give process %d background CPU priority, it runs as normal work" :
+							   "numasched could not give process %d normal CPU priority back, it stays background",
+							   (int) MyProcPid);
+	if (move >= 0 && !numasched_told(move, &refusal))
+	{
+		ereport(WARNING,
+				(errmsg("numasched could not move process %d into its CPU groups", (int) MyProcPid),
+				 errdetail_from_core(refusal)));
+		moved_to = -1;
+	}
+	/* an unlocked peek at our own slot: the scheduler may raise it, not lower it */
+	if (priority_changed && slot->background != was_background)
+		numasched_background_changed(slot->background);
+	if (moved_to >= 0 && numasched_log_placements)
+		ereport(LOG,
+				(errmsg("numasched moved process %d into its workload class, CPU group %d",
+						(int) MyProcPid, moved_to),
+				 errhidestmt(true)));
+	numasched_follow_slot();
+}
+
 void
 numasched_reclass(void)
 {
 	numasched_slot *slot;
-	const ns_plan *plan;
-	const ns_cpuset *home;
 	ns_settings settings;
-	int			moved_to = -1;
 	bool		want_background = numasched_cpu_priority == CPU_PRIORITY_BACKGROUND;
 	bool		was_background;
-	bool		priority_changed = false;
-	int			tier = -1;
+	bool		priority_changed;
+	int			group;
+	int			moved_to = -1;
+	int			tier;
 	int			move = -1;
-	const char *refusal;
 
 	numasched_class_changed = false;
 	if (numasched_state == NULL || numasched_machine == NULL || MyProc == NULL)
@@ -437,87 +527,27 @@ numasched_reclass(void)
 	numasched_settings(&settings);
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	numasched_sync_plan();
-	plan = numasched_shared_plan();
 	/* the old class first: its entry may be the one the new class needs */
 	numasched_drop_class_locked(slot->class_id);
 	slot->class_id = numasched_take_own_class_locked();
 	slot->parallel_mode = numasched_parallel_placement;
 	was_background = slot->background;
-	if (want_background != slot->background && slot->group >= 0)
-	{
-		bool		was_raised = slot->raised;
-
-		ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
-		slot->background = want_background;
-		slot->raised = false;
-		ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
-		/* the priority before the mask: a refusal puts both back */
-		tier = numasched_retier_slot_locked(slot, was_background, was_raised);
-		priority_changed = true;
-	}
-	home = numasched_slot_home(slot);
-	if (slot->group < 0 || (home && !ns_cpuset_test(home, slot->group)))
-	{
-		ns_request	request = {false, -1, -1, -1, 0, home, numasched_slot_reach(slot)};
-		ns_placement where;
-
-		/* placed as if new, its own load taken out of where it is */
-		if (slot->group >= 0)
-			ns_loads_add(plan, numasched_shared_loads(), slot->group, -(int64) numasched_slot_load(slot));
-		ns_place(plan, numasched_shared_loads(), &settings, &request, &where);
-		if (slot->group >= 0)
-			ns_loads_add(plan, numasched_shared_loads(), slot->group, numasched_slot_load(slot));
-		if (where.group != slot->group)
-		{
-			ns_cpuset	cpus;
-
-			numasched_group_cpus_for(slot, where.group, &cpus);
-			move = numasched_bind_move_locked(slot, where.group, &cpus);
-			if (move >= 0)
-				moved_to = where.group;
-		}
-		/* else spilled already, and no group of its own has room */
-	}
-
-	/*
-	 * Staying in its group, it may still need another mask: its class's other
-	 * groups of the node (preferred binding), its reach (background, or under
-	 * the companion), what its group borrows within its new reach.
-	 */
-	if (moved_to < 0 && slot->group >= 0)
+	priority_changed = want_background != slot->background && slot->group >= 0;
+	tier = retier_for_class_locked(slot, want_background);
+	group = decide_class_group_locked(slot, &settings);
+	if (group >= 0)
 	{
 		ns_cpuset	cpus;
 
-		/* a normal one may share what its group borrows, within its reach */
-		slot->lent_group = slot->background ? -1 :
-			numasched_lender_for_locked(slot->group, numasched_slot_reach(slot));
-		numasched_slot_kernel_cpus(slot, &cpus);
-		slot->bound = numasched_bind_slot_locked(slot, &cpus);
+		numasched_group_cpus_for(slot, group, &cpus);
+		move = numasched_bind_move_locked(slot, group, &cpus);
+		if (move >= 0)
+			moved_to = group;
 	}
-	numasched_release();
-
-	if (tier >= 0 && !numasched_told(tier, &refusal))
-		numasched_warn_failure(FAILURE_PRIORITY, refusal,
-							   want_background ?
-							   "numasched could not give process %d background CPU priority, it runs as normal work" :
-							   "numasched could not give process %d normal CPU priority back, it stays background",
-							   (int) MyProcPid);
-	if (move >= 0 && !numasched_told(move, &refusal))
-	{
-		ereport(WARNING,
-				(errmsg("numasched could not move process %d into its CPU groups", (int) MyProcPid),
-				 errdetail_from_core(refusal)));
-		moved_to = -1;
-	}
-	/* an unlocked peek at our own slot: the scheduler may raise it, not lower it */
-	if (priority_changed && slot->background != was_background)
-		numasched_background_changed(slot->background);
-	if (moved_to >= 0 && numasched_log_placements)
-		ereport(LOG,
-				(errmsg("numasched moved process %d into its workload class, CPU group %d",
-						(int) MyProcPid, moved_to),
-				 errhidestmt(true)));
-	numasched_follow_slot();
+	if (moved_to < 0 && slot->group >= 0)
+		rebind_in_group_locked(slot);
+	numasched_release();		/* tells the kernel */
+	report_reclass(slot, was_background, priority_changed, tier, move, moved_to);
 }
 
 void
@@ -542,49 +572,55 @@ numasched_forget_gone(int first, int end)
 	}
 }
 
-numasched_move_result
-numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool within_class)
+/*
+ * Where a move goes, checked against the plan in force (the groups may have
+ * changed since the caller looked): MOVE_DONE with *group, or why not.
+ */
+static numasched_move_result
+decide_move_locked(const numasched_slot *slot, pid_t pid, int node_index, int *group, bool within_class)
 {
+	const ns_plan *plan = numasched_shared_plan();
+	int			first = node_index >= 0 ? plan->node_first_group[node_index] : 0;
+	int			count = node_index >= 0 ? plan->node_ngroups[node_index] : 0;
 	const ns_cpuset *reach;
-	numasched_slot *slot;
-	const ns_plan *plan;
-	ns_cpuset	cpus;
-	const char *refusal;
-	int			move;
-	int			first,
-				count;
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
-	numasched_sync_plan();
-	plan = numasched_shared_plan();
-	/* checked here, under the lock: the groups may have changed meanwhile */
-	first = node_index >= 0 ? plan->node_first_group[node_index] : 0;
-	count = node_index >= 0 ? plan->node_ngroups[node_index] : 0;
 	if (count == 0 || (*group >= 0 && (*group < first || *group >= first + count)))
 	{
-		numasched_release();
 		*group = count == 0 ? -1 : first;
 		return count == 0 ? MOVE_BAD_NODE : MOVE_BAD_GROUP;
 	}
-	slot = &numasched_slots[numasched_procno(proc)];
 	if (slot->pid != pid)
-	{
-		numasched_release();
 		return MOVE_NOT_PLACED;
-	}
 	/* a class's groups are the superuser's to cross (PGC_SUSET settings) */
 	reach = within_class ? numasched_slot_reach(slot) : NULL;
 	if (*group < 0)
 		*group = ns_least_loaded_group(plan, numasched_shared_loads(), node_index, reach);
 	if (*group < 0 || (reach && !ns_cpuset_test(reach, *group)))
+		return MOVE_OUTSIDE_CLASS;
+	return MOVE_DONE;
+}
+
+numasched_move_result
+numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool within_class)
+{
+	numasched_slot *slot = &numasched_slots[numasched_procno(proc)];
+	numasched_move_result result;
+	ns_cpuset	cpus;
+	const char *refusal;
+	int			move;
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_sync_plan();
+	result = decide_move_locked(slot, pid, node_index, group, within_class);
+	if (result != MOVE_DONE)
 	{
 		numasched_release();
-		return MOVE_OUTSIDE_CLASS;
+		return result;
 	}
 	/* taken back if the kernel refuses the CPUs (a background process's: its reach from there) */
 	numasched_group_cpus_for(slot, *group, &cpus);
 	move = numasched_bind_move_locked(slot, *group, &cpus);
-	numasched_release();
+	numasched_release();		/* tells the kernel */
 	if (move < 0)
 		return MOVE_NOT_PLACED;
 	if (!numasched_told(move, &refusal))
