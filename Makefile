@@ -47,8 +47,10 @@ all: numasched-plan
 
 # PGXS tracks no header (only a server built with --enable-depend does): an
 # object left from before a change to a struct it shares would disagree with
-# the rest on its layout, so any header change rebuilds them all
-$(OBJS) $(PLAN_OBJS) $(OBJS:.o=.bc): $(wildcard src/*/*.h)
+# the rest on its layout, so any header change rebuilds them all; not the
+# companion's generated skeleton, made after them, which none includes (else
+# "make install" would build them all again, without the flags of "make")
+$(OBJS) $(PLAN_OBJS) $(OBJS:.o=.bc): $(wildcard $(addsuffix /*.h,src/core src/os src/backend src/worker src/tool))
 
 numasched-plan: $(CORE_OBJS) $(PLAN_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -lm -o $@
