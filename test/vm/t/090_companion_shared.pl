@@ -122,9 +122,12 @@ for my $kind ('', 'ext')
 	}
 	note("select-only p99 beside $what: kernel alone @kernel; companion @scx; ratios "
 		  . join(' ', map { sprintf('%.2f', $_) } @ratios));
-	# not starved (a SCHED_EXT task under SCX_OPS_SWITCH_PARTIAL: ~300x); the
-	# figure itself is a measurement (doc/benchmarking.md), not this check's
-	cmp_ok(max(@ratios), '<=', 3, sprintf("beside $what, PostgreSQL's p99 with the companion is within 3x of the kernel alone's in every round (at most %.2f)", max(@ratios)));
+	# not starved: under SCX_OPS_SWITCH_PARTIAL it kept 13-14 tps with a p99
+	# ~300x the kernel alone's. The figure itself is a measurement
+	# (doc/benchmarking.md: 6 rounds, 2 vCPUs), not this check's: here four
+	# vCPUs share one emulation thread, and one round of 15 s has given 18x
+	# (27 ms against 488 ms) in a run whose other rounds gave 0.4-3.2
+	cmp_ok(max(@ratios), '<=', 30, sprintf("beside $what, PostgreSQL's p99 with the companion is within 30x of the kernel alone's in every round, far from starved (at most %.2f)", max(@ratios)));
 	companion('stoploops');
 }
 
