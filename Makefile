@@ -5,11 +5,11 @@ EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(EXTENSION).co
 
 MODULE_big = numasched
 # src/ in the layers of doc/architecture.md, each using only those before it
-CORE_OBJS = $(addprefix src/core/,ns_cpuset.o ns_topology.o ns_plan.o ns_place.o ns_rebalance.o ns_numa_maps.o ns_lend.o)
+CORE_OBJS = $(addprefix src/core/,ns_cpuset.o ns_topology.o ns_plan.o ns_place.o ns_rebalance.o ns_numa_maps.o ns_lend.o ns_homing.o)
 OS_OBJS = $(addprefix src/os/,ns_os.o ns_settle.o ns_cgroup.o ns_priority.o ns_companion.o ns_cpustat.o)
 BACKEND_OBJS = $(addprefix src/backend/,settings.o state.o report.o books.o classes.o regroup.o memory.o priority.o companion.o \
 	parallel_cap.o binding.o placement.o statement_lending.o segment.o)
-WORKER_OBJS = $(addprefix src/worker/,schedstat.o lending.o lock_waits.o inversion.o doorbell.o scheduler.o)
+WORKER_OBJS = $(addprefix src/worker/,schedstat.o lending.o homing.o lock_waits.o inversion.o doorbell.o scheduler.o)
 OBJS = $(CORE_OBJS) $(OS_OBJS) $(BACKEND_OBJS) $(WORKER_OBJS) src/views/views.o src/backend/numasched.o
 DATA = sql/numasched--1.0.sql
 PGFILEDESC = "numasched - NUMA-aware placement of backends and parallel workers"

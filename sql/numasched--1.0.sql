@@ -100,6 +100,7 @@ CREATE FUNCTION numasched_stats(
     OUT lends bigint,
     OUT lend_returns bigint,
     OUT statement_lends bigint,
+    OUT homecomings bigint,
     OUT last_pass timestamptz,
     OUT memory_calls text,
     OUT stats_reset timestamptz)

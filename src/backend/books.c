@@ -25,16 +25,11 @@ numasched_slot_home(const numasched_slot *slot)
 void
 numasched_group_cpus_for(const numasched_slot *slot, int group, ns_cpuset *cpus)
 {
-	const ns_plan *plan = numasched_shared_plan();
 	ns_settings settings;
 
-	if (!slot->background && !numasched_companion_in_force())
-	{
-		ns_home_cpus(plan, group, numasched_slot_home(slot), cpus);
-		return;
-	}
 	numasched_settings(&settings);
-	ns_reach_cpus(plan, &settings, plan->groups[group].node, numasched_slot_reach(slot), cpus);
+	ns_bound_cpus(numasched_shared_plan(), &settings, group, numasched_slot_home(slot),
+				  numasched_slot_reach(slot), slot->background || numasched_companion_in_force(), cpus);
 }
 
 void

@@ -39,6 +39,7 @@ static int	applied_memory_node = -1;	/* the node of the last adoption */
 static int	applied_memory_setting = -1;	/* numasched.memory_policy then */
 static bool applied_background = false;	/* and whether it ran at background priority */
 static bool applied_companion = false;	/* and under the sched_ext companion */
+static bool applied_nodes_shared = false;	/* and with numasched.node_binding = preferred */
 static int	kernel_memory_policy = NS_MEMORY_NONE;	/* NONE: as inherited */
 static int	settled_node = -1;	/* the node its memory was last brought to */
 /* the node its inherited pages were last copied to: a move makes those still shared remote again */
@@ -119,13 +120,14 @@ numasched_memory_calls_state(void)
 
 /*
  * May the process be lent the CPUs of another node (lending.c), or run on
- * them at background priority?  Then "local" must mean its home node
- * wherever it runs.
+ * them where the nodes share their CPUs, at background priority or under
+ * the companion?  Then "local" must mean its home node wherever it runs.
  */
 static bool
 may_run_on_other_nodes(int node_index, bool background)
 {
-	if (!numasched_lend_idle_cpus && !background && !numasched_companion_in_force())
+	if (!numasched_lend_idle_cpus && !background && !numasched_companion_in_force() &&
+		!numasched_state->nodes_shared)
 		return false;
 	for (int n = 0; n < numasched_machine->nnodes; n++)
 		if (n != node_index && numasched_machine->nodes[n].ncpus > 0 &&
@@ -152,6 +154,7 @@ apply_memory_policy(int node_index, bool background)
 	applied_memory_setting = numasched_memory_policy;
 	applied_background = background;
 	applied_companion = numasched_companion_in_force();
+	applied_nodes_shared = numasched_state->nodes_shared;
 
 	if (!numasched_memory_call_usable(NS_CALL_SET_MEMPOLICY))
 		return;
@@ -261,7 +264,8 @@ numasched_follow_slot(void)
 	if (slot->pid != MyProcPid)
 		return;
 	if (node != applied_memory_node || numasched_memory_policy != applied_memory_setting ||
-		slot->background != applied_background || numasched_companion_in_force() != applied_companion)
+		slot->background != applied_background || numasched_companion_in_force() != applied_companion ||
+		numasched_state->nodes_shared != applied_nodes_shared)
 		apply_memory_policy(node, slot->background);
 	if (node == settled_node || !slot->bound)
 		return;

@@ -161,15 +161,14 @@ decide_placement_locked(const placement_ask *ask, bool companion, placement_deci
 
 	ns_place(plan, numasched_shared_loads(), &ask->settings, &ask->request, &d->where);
 	d->cpus = plan->groups[d->where.group].cpus;
-	ns_home_cpus(plan, d->where.group, ask->request.home_groups, &d->kernel_cpus);
+	/* under the companion, every process its reach: it picks among them at every wakeup */
+	ns_bound_cpus(plan, &ask->settings, d->where.group, ask->request.home_groups,
+				  ask->request.reach_groups, ask->background || companion, &d->kernel_cpus);
 	/* a group that borrows idle CPUs now: the newcomer may use them too */
 	d->lender = ask->background || companion ? -1 :
 		numasched_lender_for_locked(d->where.group, ask->request.reach_groups);
 	if (d->lender >= 0)
 		ns_cpuset_or(&d->kernel_cpus, &d->kernel_cpus, &plan->groups[d->lender].cpus);
-	/* under the companion, every process: it picks among them at every wakeup */
-	if (ask->background || companion)
-		ns_reach_cpus(plan, &ask->settings, d->where.node, ask->request.reach_groups, &d->kernel_cpus);
 	numasched_keep_off_set_aside(false, &d->kernel_cpus);
 	d->tier = -1;
 	d->binding = -1;
@@ -211,9 +210,9 @@ record_placement_locked(numasched_slot *slot, const placement_ask *ask, const pl
  * What the kernel is to be told, told once the lock is released:
  * background priority (or the companion) before the wider mask, so that it
  * never competes as normal work outside its group; a refusal places it as
- * normal.  Free to run on the CPUs of other groups of its node, it starts on
- * its own group's: the kernel wakes a process on or near the CPU it last ran
- * on while one is idle there.  Moving another process would only take
+ * normal.  Free to run on the CPUs of other groups of its node (or of the
+ * nodes in its reach), it starts on its own group's: the kernel wakes a
+ * process on or near the CPU it last ran on while one is idle there.  Moving another process would only take
  * effect at its next wakeup, already with the wider mask.
  */
 static void

@@ -27,6 +27,7 @@ numasched_sync_plan(void)
 {
 	int			groups_per_node = numasched_groups_per_node;
 	bool		share = numasched_group_binding == GROUP_BINDING_PREFERRED;
+	bool		share_nodes = share && numasched_node_binding == NODE_BINDING_PREFERRED;
 	ns_plan    *plan;
 	const ns_plan *shared;
 	ns_settings settings;
@@ -39,7 +40,8 @@ numasched_sync_plan(void)
 		groups_per_node = numasched_state->groups_per_node;
 	if (numasched_state->configured &&
 		((numasched_state->groups_per_node == groups_per_node &&
-		  numasched_state->groups_share_node == share) ||
+		  numasched_state->groups_share_node == share &&
+		  numasched_state->nodes_shared == share_nodes) ||
 	/* settings older than the plan's: this process has not seen a reload */
 		 PgReloadTime < numasched_state->settings_loaded_at))
 		return true;
@@ -85,6 +87,7 @@ numasched_sync_plan(void)
 			(void) numasched_bind_slot_locked(&numasched_slots[i], &cpus);
 		}
 	plan->groups_share_node = share;
+	plan->nodes_shared = share_nodes;
 	numasched_copy_plan_to_shared(plan);
 	ns_plan_free(plan);
 

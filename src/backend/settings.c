@@ -54,6 +54,12 @@ static const struct config_enum_entry group_binding_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry node_binding_options[] = {
+	{"preferred", NODE_BINDING_PREFERRED, false},
+	{"strict", NODE_BINDING_STRICT, false},
+	{NULL, 0, false}
+};
+
 static const struct config_enum_entry shared_memory_options[] = {
 	{"default", SHARED_MEMORY_DEFAULT, false},
 	{"interleave", SHARED_MEMORY_INTERLEAVE, false},
@@ -64,6 +70,7 @@ static const struct config_enum_entry shared_memory_options[] = {
 bool		numasched_enabled = true;
 int			numasched_groups_per_node = 1;
 int			numasched_group_binding = GROUP_BINDING_PREFERRED;
+int			numasched_node_binding = NODE_BINDING_PREFERRED;
 int			numasched_parallel_placement = NS_PARALLEL_COMPACT;
 int			numasched_max_steal_distance = 0;
 int			numasched_memory_policy = NS_MEMORY_LOCAL;
@@ -425,48 +432,10 @@ numasched_probe_priority(void)
 				 errhint("To let a session go back to normal, and a lock holder leave SCHED_IDLE while normal sessions wait for it, give the server a cpu cgroup of its own to change (Delegate=yes in its systemd unit; here %s), LimitNICE=+0 (RLIMIT_NICE 20), or AmbientCapabilities=CAP_SYS_NICE.", no_cgroup)));
 }
 
-/* Defines the numasched.* settings (the postmaster-only ones when preloaded). */
-void
-numasched_define_settings(void)
+/* The scheduler worker's settings: its passes, its moves, its lending. */
+static void
+define_scheduler_settings(void)
 {
-	/*
-	 * A workload class (enabled, parallel_placement, nodes, cpu_groups,
-	 * spill, cpu_priority) can be set per role and database and in a session; what shapes
-	 * the groups and the scheduler stays server-wide.
-	 */
-	DefineCustomBoolVariable("numasched.enabled",
-							 "Places new backends and parallel workers on NUMA nodes and CPU groups.",
-							 NULL, &numasched_enabled, true,
-							 PGC_SUSET, 0, NULL, assign_enabled, NULL);
-
-	DefineCustomIntVariable("numasched.groups_per_node",
-							"Number of CPU groups each NUMA node is split into; 0 means one per last-level cache.",
-							NULL, &numasched_groups_per_node, 1, 0, NS_MAX_GROUPS_PER_NODE,
-							PGC_SIGHUP, 0, check_groups_per_node, NULL, NULL);
-
-	DefineCustomEnumVariable("numasched.group_binding",
-							 "How a process is bound inside its node: preferred (every CPU of its node in its class's groups, starting in its own group) or strict (its group's CPUs, lent another group's while it waits).",
-							 NULL, &numasched_group_binding, GROUP_BINDING_PREFERRED,
-							 group_binding_options,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("numasched.parallel_placement",
-							 "Where parallel workers go: compact fills their leader's node first, spread spreads them over the nearest nodes.",
-							 NULL, &numasched_parallel_placement, NS_PARALLEL_COMPACT,
-							 parallel_placement_options,
-							 PGC_SUSET, 0, NULL, assign_parallel_placement, NULL);
-
-	DefineCustomIntVariable("numasched.max_steal_distance",
-							"Largest SLIT distance a process may be placed or moved away from its home node; 0 means no limit.",
-							NULL, &numasched_max_steal_distance, 0, 0, 255,
-							PGC_SIGHUP, 0, check_max_steal_distance, NULL, NULL);
-
-	DefineCustomEnumVariable("numasched.memory_policy",
-							 "Memory of a placed process: local (the node it runs on, its pages brought there), preferred (its node first), bind (its node only) or none (left alone).",
-							 NULL, &numasched_memory_policy, NS_MEMORY_LOCAL,
-							 memory_policy_options,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-
 	DefineCustomIntVariable("numasched.rebalance_interval",
 							"Time between two passes of the scheduler worker; 0 turns rebalancing off.",
 							NULL, &numasched_rebalance_interval, 1000, 0, 3600 * 1000,
@@ -497,6 +466,57 @@ numasched_define_settings(void)
 							 "Lends a statement that starts while every CPU of its group runs one an idle CPU of the nearest group in reach.",
 							 NULL, &numasched_lend_at_start, true,
 							 PGC_SIGHUP, 0, NULL, assign_lending, NULL);
+}
+
+/* Defines the numasched.* settings (the postmaster-only ones when preloaded). */
+void
+numasched_define_settings(void)
+{
+	/*
+	 * A workload class (enabled, parallel_placement, nodes, cpu_groups,
+	 * spill, cpu_priority) can be set per role and database and in a session; what shapes
+	 * the groups and the scheduler stays server-wide.
+	 */
+	DefineCustomBoolVariable("numasched.enabled",
+							 "Places new backends and parallel workers on NUMA nodes and CPU groups.",
+							 NULL, &numasched_enabled, true,
+							 PGC_SUSET, 0, NULL, assign_enabled, NULL);
+
+	DefineCustomIntVariable("numasched.groups_per_node",
+							"Number of CPU groups each NUMA node is split into; 0 means one per last-level cache.",
+							NULL, &numasched_groups_per_node, 1, 0, NS_MAX_GROUPS_PER_NODE,
+							PGC_SIGHUP, 0, check_groups_per_node, NULL, NULL);
+
+	DefineCustomEnumVariable("numasched.group_binding",
+							 "How a process is bound inside its node: preferred (every CPU of its node in its class's groups, starting in its own group) or strict (its group's CPUs, lent another group's while it waits).",
+							 NULL, &numasched_group_binding, GROUP_BINDING_PREFERRED,
+							 group_binding_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("numasched.node_binding",
+							 "How a process is bound to its node: preferred (every CPU of the nodes in its reach, starting on its own node, its memory there and brought back when its node has an idle CPU) or strict (its node's CPUs, lent another node's while it waits). Preferred takes effect with numasched.group_binding = preferred.",
+							 NULL, &numasched_node_binding, NODE_BINDING_PREFERRED,
+							 node_binding_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("numasched.parallel_placement",
+							 "Where parallel workers go: compact fills their leader's node first, spread spreads them over the nearest nodes.",
+							 NULL, &numasched_parallel_placement, NS_PARALLEL_COMPACT,
+							 parallel_placement_options,
+							 PGC_SUSET, 0, NULL, assign_parallel_placement, NULL);
+
+	DefineCustomIntVariable("numasched.max_steal_distance",
+							"Largest SLIT distance a process may be placed or moved away from its home node; 0 means no limit.",
+							NULL, &numasched_max_steal_distance, 0, 0, 255,
+							PGC_SIGHUP, 0, check_max_steal_distance, NULL, NULL);
+
+	DefineCustomEnumVariable("numasched.memory_policy",
+							 "Memory of a placed process: local (the node it runs on, its pages brought there), preferred (its node first), bind (its node only) or none (left alone).",
+							 NULL, &numasched_memory_policy, NS_MEMORY_LOCAL,
+							 memory_policy_options,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	define_scheduler_settings();
 
 	DefineCustomBoolVariable("numasched.copy_inherited_pages",
 							 "Gives a placed process its own copy, on its node, of the postmaster's pages it still shares copy-on-write from another node.",

@@ -19,6 +19,7 @@
 extern bool numasched_enabled;
 extern int	numasched_groups_per_node;
 extern int	numasched_group_binding;
+extern int	numasched_node_binding;
 extern int	numasched_parallel_placement;
 extern int	numasched_max_steal_distance;
 extern int	numasched_memory_policy;
@@ -42,6 +43,12 @@ typedef enum numasched_group_binding_mode
 	GROUP_BINDING_PREFERRED,
 	GROUP_BINDING_STRICT
 } numasched_group_binding_mode;
+
+typedef enum numasched_node_binding_mode
+{
+	NODE_BINDING_PREFERRED,
+	NODE_BINDING_STRICT
+} numasched_node_binding_mode;
 
 typedef enum numasched_cross_node_mode
 {

@@ -104,6 +104,7 @@ numasched_copy_plan_to_shared(const ns_plan *plan)
 	memcpy(shared_plan.hops, plan->hops, nn * nn);
 	numasched_state->ngroups = plan->ngroups;
 	numasched_state->groups_share_node = plan->groups_share_node;
+	numasched_state->nodes_shared = plan->nodes_shared;
 	/* new groups: nothing lent between them yet */
 	for (int g = 0; g < plan->ngroups; g++)
 		numasched_group_lender[g] = -1;
@@ -112,14 +113,16 @@ numasched_copy_plan_to_shared(const ns_plan *plan)
 /*
  * Two groups at least, and where the groups of a node share its CPUs
  * (numasched.group_binding = preferred), on two nodes: groups are in node
- * order.  Read without the lock: the next tick sees a regroup.
+ * order; none where the nodes share theirs too (numasched.node_binding =
+ * preferred): every process may run on every CPU in its reach already.
+ * Read without the lock: the next tick sees a regroup.
  */
 bool
 numasched_groups_to_lend_between(void)
 {
 	const ns_plan *plan = numasched_shared_plan();
 
-	if (plan->ngroups < 2)
+	if (plan->ngroups < 2 || (plan->groups_share_node && plan->nodes_shared))
 		return false;
 	return !plan->groups_share_node || plan->groups[0].node != plan->groups[plan->ngroups - 1].node;
 }
@@ -129,6 +132,7 @@ numasched_shared_plan(void)
 {
 	shared_plan.ngroups = numasched_state->ngroups;
 	shared_plan.groups_share_node = numasched_state->groups_share_node;
+	shared_plan.nodes_shared = numasched_state->nodes_shared;
 	return &shared_plan;
 }
 

@@ -103,6 +103,7 @@ typedef enum numasched_stat
 	STAT_LENDS,
 	STAT_LEND_RETURNS,
 	STAT_STATEMENT_LENDS,
+	STAT_HOMECOMINGS,
 	NUMASCHED_NSTATS
 } numasched_stat;
 
@@ -127,6 +128,7 @@ typedef struct numasched_shared
 	bool		configured;
 	int			groups_per_node;
 	bool		groups_share_node;	/* numasched.group_binding = preferred */
+	bool		nodes_shared;	/* and numasched.node_binding = preferred */
 	TimestampTz settings_loaded_at; /* PgReloadTime of the process that built it */
 	/* a pair of settings that does not fit the machine, not tried again */
 	int			failed_groups_per_node; /* -1: none */

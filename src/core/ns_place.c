@@ -319,3 +319,24 @@ ns_reach_cpus(const ns_plan *plan, const ns_settings *settings, int home,
 		if (ns_in_set(reach, g) && ns_within_reach(plan, settings, home, plan->groups[g].node))
 			ns_cpuset_or(cpus, cpus, &plan->groups[g].cpus);
 }
+
+void
+ns_bound_cpus(const ns_plan *plan, const ns_settings *settings, int g,
+			  const ns_cpuset *home, const ns_cpuset *reach, bool wide, ns_cpuset *cpus)
+{
+	int			node = plan->groups[g].node;
+
+	if (wide)
+	{
+		ns_reach_cpus(plan, settings, node, reach, cpus);
+		return;
+	}
+	ns_home_cpus(plan, g, home, cpus);
+	if (!plan->nodes_shared || !plan->groups_share_node)
+		return;
+	/* on its own node what its class has there, and what it may reach on the others */
+	for (int h = 0; h < plan->ngroups; h++)
+		if (plan->groups[h].node != node && ns_in_set(reach, h) &&
+			ns_within_reach(plan, settings, node, plan->groups[h].node))
+			ns_cpuset_or(cpus, cpus, &plan->groups[h].cpus);
+}

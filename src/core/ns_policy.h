@@ -51,6 +51,15 @@ typedef struct ns_plan
 	 * when it waits.
 	 */
 	bool		groups_share_node;
+
+	/*
+	 * And the nodes in a process's reach share theirs (numasched.node_binding
+	 * = preferred, with groups_share_node): its group is where it starts,
+	 * what it is counted in and where its memory is, and the kernel runs it
+	 * on any CPU in reach when its own are busy.  False (strict, and as
+	 * built): bound to its node, lent another's CPUs when it waits.
+	 */
+	bool		nodes_shared;
 } ns_plan;
 
 /*
@@ -144,6 +153,16 @@ void		ns_reach_cpus(const ns_plan *plan, const ns_settings *settings, int home,
  * g's node in "home" (NULL: all), g's among them.
  */
 void		ns_home_cpus(const ns_plan *plan, int g, const ns_cpuset *home, ns_cpuset *cpus);
+
+/*
+ * The CPUs the kernel is told for a process of group g, nothing lent: its
+ * reach (ns_reach_cpus) where it runs at background priority or under the
+ * companion ("wide"); else its home CPUs (ns_home_cpus), and where the nodes
+ * share their CPUs, those of the groups in "reach" on the other nodes within
+ * reach.
+ */
+void		ns_bound_cpus(const ns_plan *plan, const ns_settings *settings, int g,
+						  const ns_cpuset *home, const ns_cpuset *reach, bool wide, ns_cpuset *cpus);
 
 typedef struct ns_request
 {

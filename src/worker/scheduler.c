@@ -47,6 +47,7 @@
 #include "backend/state.h"
 #include "worker/doorbell.h"
 #include "worker/inversion.h"
+#include "worker/homing.h"
 #include "worker/lending.h"
 #include "worker/schedstat.h"
 #include "os/ns_settle.h"
@@ -441,6 +442,7 @@ numasched_scheduler_main(Datum arg)
 	TimestampTz last_statement = 0;
 	bool		dozing = false;
 	bool		guarding = false;
+	bool		homing = false;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -468,6 +470,7 @@ numasched_scheduler_main(Datum arg)
 	/* a regroup may have happened while no scheduler ran */
 	bound_generation = numasched_state->generation - 1;
 	numasched_lend_start();
+	numasched_homing_start();
 	numasched_inversion_start();
 	numasched_doorbell_start();
 	/* a second awake after a start, as after a statement */
@@ -503,6 +506,7 @@ numasched_scheduler_main(Datum arg)
 			numasched_forget_gone(bgworkers_first, bgworkers_end);
 			numasched_follow_companion();
 			guarding = numasched_inversion_tick();
+			homing = numasched_homing_tick();
 			last_discovery = now;
 		}
 		rebind_after_regroup(reloaded);
@@ -524,10 +528,11 @@ numasched_scheduler_main(Datum arg)
 			timeout = Min(timeout, lend_in);
 
 		/*
-		 * Nothing started for a second, nothing lent, nobody to guard: until
-		 * the next pass, or a statement, whichever comes first.
+		 * Nothing started for a second, nothing lent, nobody to guard or
+		 * away from home: until the next pass, or a statement, whichever
+		 * comes first.
 		 */
-		if (!guarding && numasched_lend_quiet() &&
+		if (!guarding && !homing && numasched_lend_quiet() &&
 			now >= TimestampTzPlusMilliseconds(last_statement, DOZE_AFTER_MS) &&
 			numasched_doorbell_doze())
 		{

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "os/ns_cpustat.h"
+#include "core/ns_homing.h"
 #include "core/ns_lend.h"
 #include "core/ns_numa_maps.h"
 #include "core/ns_policy.h"
@@ -883,6 +884,42 @@ test_lending(void)
 		plan->groups_share_node = false;
 	}
 	{
+		ns_cpuset	cpus;
+		ns_cpuset	want;
+		ns_cpuset	reach;
+		ns_cpuset	everything;
+
+		ns_cpuset_zero(&everything);
+		for (int g = 0; g < plan->ngroups; g++)
+			ns_cpuset_or(&everything, &everything, &plan->groups[g].cpus);
+		plan->groups_share_node = true;
+		ns_bound_cpus(plan, &s, 0, NULL, NULL, false, &cpus);
+		ns_cpuset_or(&want, &plan->groups[0].cpus, &plan->groups[1].cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &want), "bound CPUs, nodes strict: its node's");
+		plan->nodes_shared = true;
+		ns_bound_cpus(plan, &s, 0, NULL, NULL, false, &cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &everything), "bound CPUs, nodes shared: every node's (no steal limit)");
+		s.max_steal_distance = 12;
+		ns_bound_cpus(plan, &s, 0, NULL, NULL, false, &cpus);
+		for (int g = 2; g < 4; g++)
+			ns_cpuset_or(&want, &want, &plan->groups[g].cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &want), "bound CPUs, nodes shared: the nodes within max_steal_distance (0 and 1)");
+		s.max_steal_distance = 0;
+		ns_cpuset_zero(&reach);
+		ns_cpuset_set(&reach, 0);
+		ns_cpuset_set(&reach, 6);
+		ns_bound_cpus(plan, &s, 0, &reach, &reach, false, &cpus);
+		ns_cpuset_or(&want, &plan->groups[0].cpus, &plan->groups[6].cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &want), "bound CPUs, nodes shared: its class's groups, on its node and the others");
+		plan->groups_share_node = false;
+		ns_bound_cpus(plan, &s, 0, NULL, NULL, false, &cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &plan->groups[0].cpus),
+			   "bound CPUs, nodes shared but groups strict: its group's (strict wins)");
+		plan->nodes_shared = false;
+		ns_bound_cpus(plan, &s, 0, NULL, NULL, true, &cpus);
+		tap_ok(ns_cpuset_equal(&cpus, &everything), "bound CPUs, background or under the companion: its reach");
+	}
+	{
 		char		stat[] = "cpu  10 0 10 500 5 0 0 0 0 0\n"
 			"cpu0 5 0 5 300 2 0 0 0 0 0\ncpu2 5 0 5 200 3 0 0 0 0 0\nintr 12 0 0\n";
 		uint64_t	idle_us[4] = {7, 7, 7, 7};
@@ -1108,6 +1145,40 @@ test_numa_maps(void)
 	is_int(kb[1], (10 + 512) * 4, "numa_maps: heap and anonymous mmap on node 1, not a program's written data");
 }
 
+static void
+test_homing(void)
+{
+	uint64_t	before[6] = {0, 0, 0, 0, 0, 0};
+	uint64_t	now[6] = {100000, 95000, 89000, 0, 100000, 0};
+	ns_cpuset	idle;
+	ns_away		away[4];
+	int			to_cpu[4];
+
+	is_int(ns_idle_cpus(before, now, 6, 100000, &idle), 3, "homing: CPUs idle 90%% of the look or more");
+	tap_ok(ns_cpuset_test(&idle, 0) && ns_cpuset_test(&idle, 1) && !ns_cpuset_test(&idle, 2) &&
+		   ns_cpuset_test(&idle, 4), "homing: 0, 1 and 4 idle, 2 at 89%% not");
+	is_int(ns_idle_cpus(before, now, 6, 0, &idle), 0, "homing: a first look finds none");
+	(void) ns_idle_cpus(before, now, 6, 100000, &idle);
+	/* home CPUs 0-2 for the first three, 3-5 for the last */
+	for (int i = 0; i < 4; i++)
+	{
+		ns_cpuset_zero(&away[i].home);
+		for (int cpu = i < 3 ? 0 : 3; cpu < (i < 3 ? 3 : 6); cpu++)
+			ns_cpuset_set(&away[i].home, cpu);
+	}
+	away[0].cpu = 4;
+	away[1].cpu = 2;			/* at home, on a busy CPU of its node */
+	away[2].cpu = 5;
+	away[3].cpu = 1;
+	is_int(ns_choose_homecomings(&idle, 4, away, to_cpu), 3, "homing: three go home");
+	tap_ok(to_cpu[0] == 0 && to_cpu[1] == -1 && to_cpu[2] == 1 && to_cpu[3] == 4,
+		   "homing: each to an idle CPU of its own, one per CPU; one at home stays");
+	away[3].cpu = 4;
+	ns_cpuset_clear(&idle, 1);
+	is_int(ns_choose_homecomings(&idle, 4, away, to_cpu), 1, "homing: one idle CPU at home, one goes");
+	tap_ok(to_cpu[0] == 0 && to_cpu[2] == -1, "homing: the first found takes it, the next waits for another");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1131,5 +1202,6 @@ main(int argc, char **argv)
 	test_numa_maps();
 	test_lending();
 	test_statement_lending();
+	test_homing();
 	return tap_done();
 }

@@ -1,0 +1,45 @@
+/*
+ * ns_homing.h - bringing home a process the kernel ran on another node
+ * (ns_homing.c)
+ *
+ * Part of the numasched core (no PostgreSQL header).  Where the nodes share
+ * their CPUs (numasched.node_binding = preferred) the kernel gives waiting
+ * work an idle CPU of any node in its reach, and leaves it there: its
+ * balancer never moves a lone running process back to an idle node, and
+ * NUMA balancing does not look at one with a memory policy of its own.  So
+ * a process found running away from its home CPUs while one of them was
+ * idle through the last look goes back to that CPU: the move costs once
+ * (some microseconds and its cache), its remote memory accesses cost all
+ * the while it stays.
+ */
+#ifndef NS_HOMING_H
+#define NS_HOMING_H
+
+#include "core/ns_cpuset.h"
+
+/* the share of a look a CPU must have been idle to count as idle */
+#define NS_HOMING_IDLE_PERCENT 90
+
+/* A process found running or waiting to run, not on its home CPUs. */
+typedef struct ns_away
+{
+	int			cpu;			/* where it ran last */
+	ns_cpuset	home;			/* its home CPUs */
+} ns_away;
+
+/*
+ * The CPUs idle for NS_HOMING_IDLE_PERCENT of "elapsed_us" at least, from
+ * each CPU's idle time before and now (microseconds, per CPU id below
+ * "ncpus"); returns how many.
+ */
+int			ns_idle_cpus(const uint64_t *idle_before, const uint64_t *idle_now, int ncpus,
+						 uint64_t elapsed_us, ns_cpuset *idle);
+
+/*
+ * Where each of "n" processes away goes: an idle CPU of its home CPUs, each
+ * idle CPU taking one, in the order given; -1 in to_cpu[i] where none is
+ * left.  Returns how many go.
+ */
+int			ns_choose_homecomings(const ns_cpuset *idle, int n, const ns_away *away, int *to_cpu);
+
+#endif							/* NS_HOMING_H */

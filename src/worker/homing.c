@@ -1,0 +1,215 @@
+/*
+ * homing.c - processes the kernel ran on another node brought home when a
+ * CPU of theirs idles
+ *
+ * Where the nodes share their CPUs (numasched.node_binding = preferred) a
+ * normal process may run on every CPU in its reach, and the kernel gives
+ * its waiting work an idle CPU of another node within a tick or two; it does
+ * not bring it back (core/ns_homing.h).  At each look, when some CPU was
+ * idle through the last one, the processes whose home CPUs hold it are
+ * read: one running or waiting to run elsewhere is bound to that idle CPU
+ * alone, which moves it there at once, and then to its CPUs again, which
+ * leaves it there.  Its memory stayed at home meanwhile (memory.c gives it
+ * its home node's).  Nothing is read while no CPU idles or none of our
+ * processes may run elsewhere, and at most MAX_READS_PER_LOOK files per look.
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "worker/homing.h"
+#include "backend/binding.h"
+#include "backend/books.h"
+#include "backend/report.h"
+#include "backend/state.h"
+#include "worker/schedstat.h"
+#include "core/ns_homing.h"
+#include "os/ns_cpustat.h"
+
+/* a look reads no more processes' files than this; the next goes on from there */
+#define MAX_READS_PER_LOOK 64
+
+typedef struct candidate
+{
+	int			slot;
+	pid_t		pid;
+	uint32		cpus_seq;		/* the decision it had when read */
+} candidate;
+
+static ns_cpustat cpustat = {-1, -1, NULL, 0};
+static bool cpustat_usable = false;
+static int	ncpu_ids;
+static uint64 *idle_before;
+static uint64 *idle_now;
+static TimestampTz read_at = 0; /* 0: nothing to compare with */
+static int	next_slot = 0;		/* where the next look starts reading */
+static candidate *candidates;
+static ns_away *away;
+static int *to_cpu;
+
+void
+numasched_homing_start(void)
+{
+	char		err[NS_ERRLEN];
+
+	for (int cpu = ns_cpuset_next(&numasched_machine->usable, 0); cpu >= 0;
+		 cpu = ns_cpuset_next(&numasched_machine->usable, cpu + 1))
+		ncpu_ids = cpu + 1;
+	idle_before = MemoryContextAllocZero(TopMemoryContext, Max(ncpu_ids, 1) * sizeof(uint64));
+	idle_now = MemoryContextAllocZero(TopMemoryContext, Max(ncpu_ids, 1) * sizeof(uint64));
+	candidates = MemoryContextAlloc(TopMemoryContext, MAX_READS_PER_LOOK * sizeof(candidate));
+	away = MemoryContextAlloc(TopMemoryContext, MAX_READS_PER_LOOK * sizeof(ns_away));
+	to_cpu = MemoryContextAlloc(TopMemoryContext, MAX_READS_PER_LOOK * sizeof(int));
+	if (numasched_machine->nnodes < 2)
+		return;
+	if (!ns_cpustat_open(&cpustat, err, sizeof(err)))
+		ereport(LOG,
+				(errmsg("numasched cannot bring processes home to an idle CPU"),
+				 errdetail_from_core(err)));
+	else
+		cpustat_usable = true;
+}
+
+/*
+ * Up to MAX_READS_PER_LOOK normal bound processes whose home CPUs hold an
+ * idle one, from where the last look stopped: the ones to read.  Lock held.
+ */
+static int
+choose_candidates_locked(const ns_cpuset *idle)
+{
+	int			nslots = numasched_state->nslots;
+	int			n = 0;
+
+	for (int step = 0; step < nslots && n < MAX_READS_PER_LOOK; step++)
+	{
+		int			i = (next_slot + step) % nslots;
+		numasched_slot *slot = &numasched_slots[i];
+		ns_cpuset	home;
+
+		if (slot->pid == 0 || slot->group < 0 || slot->background || !slot->bound)
+			continue;
+		ns_home_cpus(numasched_shared_plan(), slot->group, numasched_slot_home(slot), &home);
+		ns_cpuset_and(&home, &home, idle);
+		if (ns_cpuset_empty(&home))
+			continue;
+		candidates[n].slot = i;
+		candidates[n].pid = slot->pid;
+		candidates[n].cpus_seq = slot->cpus_seq;
+		n++;
+		if (n == MAX_READS_PER_LOOK)
+			next_slot = (i + 1) % nslots;
+	}
+	return n;
+}
+
+/* Those of the candidates running or waiting to run: into away[], their count. */
+static int
+read_candidates(int n)
+{
+	int			nrunning = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		bool		runnable;
+		int			cpu;
+
+		if (!numasched_read_where(candidates[k].slot, candidates[k].pid, &runnable, &cpu) || !runnable)
+			continue;
+		candidates[nrunning] = candidates[k];
+		away[nrunning].cpu = cpu;
+		nrunning++;
+	}
+	return nrunning;
+}
+
+/*
+ * The home CPUs of the processes read, as their books say now (none for
+ * one gone, moved or rebound since it was read); how many run away from
+ * them.  Lock held.
+ */
+static int
+fill_homes_locked(int n)
+{
+	int			naway = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		numasched_slot *slot = &numasched_slots[candidates[k].slot];
+
+		ns_cpuset_zero(&away[k].home);
+		if (slot->pid != candidates[k].pid || slot->group < 0 || slot->background || !slot->bound ||
+			slot->cpus_seq != candidates[k].cpus_seq)
+			continue;
+		ns_home_cpus(numasched_shared_plan(), slot->group, numasched_slot_home(slot), &away[k].home);
+		naway += !ns_cpuset_test(&away[k].home, away[k].cpu);
+	}
+	return naway;
+}
+
+/* Each chosen one bound to its idle CPU alone, then to its CPUs again; lock held. */
+static int
+bring_home_locked(int n)
+{
+	int			brought = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		numasched_slot *slot = &numasched_slots[candidates[k].slot];
+		ns_cpuset	one;
+		ns_cpuset	cpus;
+
+		if (to_cpu[k] < 0)
+			continue;
+		ns_cpuset_zero(&one);
+		ns_cpuset_set(&one, to_cpu[k]);
+		if (!numasched_bind_slot_locked(slot, &one))
+			continue;
+		numasched_slot_kernel_cpus(slot, &cpus);
+		(void) numasched_bind_slot_locked(slot, &cpus);
+		brought++;
+	}
+	numasched_count(STAT_HOMECOMINGS, brought);
+	return brought;
+}
+
+bool
+numasched_homing_tick(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	uint64		elapsed_us;
+	ns_cpuset	idle;
+	int			n;
+	int			brought = 0;
+	bool		some_away;
+
+	if (!cpustat_usable || !numasched_enabled || !numasched_state->nodes_shared ||
+		numasched_companion_in_force() || numasched_next_slot(0) < 0)
+	{
+		read_at = 0;
+		return false;
+	}
+	if (!ns_cpustat_idle(&cpustat, idle_now, ncpu_ids))
+		return false;
+	elapsed_us = read_at > 0 && now > read_at ? now - read_at : 0;
+	n = ns_idle_cpus(idle_before, idle_now, ncpu_ids, elapsed_us, &idle);
+	memcpy(idle_before, idle_now, ncpu_ids * sizeof(uint64));
+	read_at = now;
+	if (n == 0)
+		return false;
+
+	LWLockAcquire(numasched_state->lock, LW_SHARED);
+	n = choose_candidates_locked(&idle);
+	LWLockRelease(numasched_state->lock);
+	if ((n = read_candidates(n)) == 0)
+		return false;
+
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	some_away = fill_homes_locked(n) > 0;
+	if (some_away && ns_choose_homecomings(&idle, n, away, to_cpu) > 0)
+		brought = bring_home_locked(n);
+	numasched_release();		/* tells the kernel */
+	if (brought > 0)
+		elog(DEBUG1, "numasched brought %d processes home to an idle CPU", brought);
+	return some_away;
+}
