@@ -134,9 +134,11 @@ bench() {
 	PATH=/usr/sbin:/usr/bin:/sbin:/bin python3 "$top/bench/numabench" run --pg-config "$pg_config" --workload "$workload" \
 		"$@" --runs 6 --duration 10 --warmup 3 --out "/vmresults/bench/$workload" ${VM_BENCH_ARGS:-} || status=1
 }
-# bursty across nodes (bursts): numasched's lending against the kernel alone
+# bursty across nodes (bursts): numasched's default (node_binding =
+# preferred) and its strict masks with lending, against the kernel alone
 if measured bursts; then
-	bench bursty --utilisation 60 --burst-ms 20 --clients 8 --config baseline --config numasched
+	bench bursty --utilisation "${BURSTS_UTILISATION:-60}" --burst-ms 20 --clients 8 --config baseline \
+		--config numasched --config strict=numasched,numasched.node_binding=strict
 fi
 # the companion measured (scx-bench): bursty and two-roles, the kernel alone,
 # numasched on masks and numasched with the companion, interleaved;

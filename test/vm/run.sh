@@ -11,7 +11,8 @@
 #
 # VM_ONLY (a regex of multinode, lending, background, companion, locality, interleave, pgnuma) picks the checks, and
 # names the measurements, which run only when named: a connection's cost
-# (connections), bursty on masks (bursts), the companion's (scx-bench);
+# (connections), bursty on masks, preferred and strict (bursts; at
+# BURSTS_UTILISATION percent, default 60), the companion's (scx-bench);
 # VM_KERNEL=sid boots Debian sid's kernel (sched_ext) instead of Debian 12's;
 # VM_CPUS=2 gives the 2-node VM one CPU per node;
 # VM_TCG_THREAD=single emulates every vCPU in one host thread: slower, but
@@ -97,7 +98,7 @@ chmod 777 "$results"
 # what the guest should run: VM_ONLY (a regex of test names: multinode,
 # locality) and the locality probe's LOCALITY_* settings
 for v in VM_ONLY VM_PG_CONFIG VM_BENCH_ARGS SCX_WORKLOADS LOCALITY_RUNS LOCALITY_SECONDS LOCALITY_CONFIGS LOCALITY_DETAIL \
-	CONNECTION_PAIRS CONNECTION_SECONDS CONNECTION_NODES COMPANION_SID SHARED_SECONDS SHARED_ROUNDS; do
+	CONNECTION_PAIRS CONNECTION_SECONDS CONNECTION_NODES COMPANION_SID SHARED_SECONDS SHARED_ROUNDS BURSTS_UTILISATION; do
 	[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}" >> "$results/env"
 done
 set +e
