@@ -18,7 +18,7 @@
 #include "core/ns_cpuset.h"
 
 /* the share of a look a CPU must have been idle to count as idle */
-#define NS_HOMING_IDLE_PERCENT 90
+#define NS_HOMING_IDLE_PERCENT 80
 
 /* A process found running or waiting to run, not on its home CPUs. */
 typedef struct ns_away

@@ -1,13 +1,13 @@
 /*
  * plan_bursts.c - numasched-plan bursts: options, the burst model
- * (sim_burst.c) run through numasched's lending, a linux-like baseline and
- * hard affinity, and the figures as a table or JSON
+ * (sim_burst.c) run through numasched's two node bindings, a linux-like
+ * baseline and hard affinity, and the figures as a table or JSON
  */
 #include "tool/sim_burst.h"
 
 #include <string.h>
 
-static const char *const burst_policy_names[NBURST_POLICIES] = {"numasched", "linux", "hard"};
+static const char *const burst_policy_names[NBURST_POLICIES] = {"preferred", "strict", "linux", "hard"};
 
 static double
 share(double part, double whole)
@@ -29,12 +29,13 @@ plan_bursts_main(int argc, char **argv)
 		{"parallel-rate", required_argument, NULL, 'p'},
 		{"lend-every", required_argument, NULL, 'l'},
 		{"balance-every", required_argument, NULL, 'B'},
+		{"home-every", required_argument, NULL, 'H'},
 		{"group-binding", required_argument, NULL, 'g'},
 		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0}
 	};
 	plan_env	env = {0};
-	burst_options opt = {1, 20000, -1, 20, 60, 2, 100, 5, 8};
+	burst_options opt = {1, 20000, -1, 20, 60, 2, 100, 5, 8, 50};
 	burst_result results[NBURST_POLICIES];
 	bool		json = false;
 	bool		strict = false; /* the extension's default: preferred */
@@ -74,6 +75,9 @@ plan_bursts_main(int argc, char **argv)
 			case 'B':
 				opt.balance_every = plan_int_option("--balance-every", optarg, 0, 100000);
 				break;
+			case 'H':
+				opt.home_every = plan_int_option("--home-every", optarg, 1, 100000);
+				break;
 			case 'g':
 				if (strcmp(optarg, "strict") != 0 && strcmp(optarg, "preferred") != 0)
 					plan_fail("--group-binding must be preferred or strict, not \"%s\"", optarg);
@@ -105,10 +109,10 @@ plan_bursts_main(int argc, char **argv)
 
 			printf("%s{\"policy\":\"%s\",\"cpu_ms\":%.0f,\"lost_work_percent\":%.4f,"
 				   "\"waited_percent\":%.4f,\"locality_percent\":%.3f,\"cross_node\":%ld,\"lends\":%ld,"
-				   "\"visits\":%ld,\"latency_p99_ms\":%.1f,\"latency_mean_ms\":%.2f}",
+				   "\"visits\":%ld,\"homecomings\":%ld,\"latency_p99_ms\":%.1f,\"latency_mean_ms\":%.2f}",
 				   p ? "," : "", burst_policy_names[p], r->demand, share(r->lost, r->demand),
 				   share(r->waited, r->demand), share(r->local, r->demand), r->cross_node, r->lends,
-				   r->visits, r->latency_p99, r->latency_mean);
+				   r->visits, r->homecomings, r->latency_p99, r->latency_mean);
 		}
 		printf("]}\n");
 	}
@@ -116,15 +120,15 @@ plan_bursts_main(int argc, char **argv)
 	{
 		printf("%d groups, bursts of %d ms of CPU (%d%% with %d workers) for %d%% of the CPUs, %d ticks of 1 ms\n",
 			   env.plan->ngroups, opt.burst_ms, opt.parallel_rate / 10, opt.workers, opt.utilisation, opt.ticks);
-		printf("%-10s %10s %9s %9s %11s %7s %7s %9s %9s\n", "policy", "lost work", "waited", "local",
-			   "cross-node", "lends", "visits", "p99 ms", "mean ms");
+		printf("%-10s %10s %9s %9s %11s %7s %7s %7s %9s %9s\n", "policy", "lost work", "waited", "local",
+			   "cross-node", "lends", "visits", "homing", "p99 ms", "mean ms");
 		for (int p = 0; p < NBURST_POLICIES; p++)
 		{
 			burst_result *r = &results[p];
 
-			printf("%-10s %9.3f%% %8.2f%% %8.2f%% %11ld %7ld %7ld %9.1f %9.2f\n", burst_policy_names[p],
+			printf("%-10s %9.3f%% %8.2f%% %8.2f%% %11ld %7ld %7ld %7ld %9.1f %9.2f\n", burst_policy_names[p],
 				   share(r->lost, r->demand), share(r->waited, r->demand), share(r->local, r->demand),
-				   r->cross_node, r->lends, r->visits, r->latency_p99, r->latency_mean);
+				   r->cross_node, r->lends, r->visits, r->homecomings, r->latency_p99, r->latency_mean);
 		}
 		printf("lost work: CPU time that waited while a CPU in reach was idle, in %% of the CPU time run\n");
 	}

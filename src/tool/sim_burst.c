@@ -1,8 +1,13 @@
 /*
  * sim_burst.c - sessions alternating CPU bursts and pauses, one tick a
- * millisecond, run through three policies (see sim_burst.h):
+ * millisecond, run through four policies (see sim_burst.h):
  *
- * - numasched: each task bound to its group, or where the plan's groups
+ * - preferred (numasched's default, node_binding = preferred): the
+ *   linux-like balancing below over the nodes in reach, every task starting
+ *   on its home node with its memory there for good, and every home_every
+ *   ticks numasched's look brings home a task running away while a CPU of
+ *   its node was idle through the look;
+ * - strict: each task bound to its group, or where the plan's groups
  *   share their node (numasched.group_binding = preferred) to its node's
  *   groups, its own group's CPUs first; a burst that starts where every
  *   CPU of its group runs a burst already runs in the nearest group with
@@ -12,10 +17,11 @@
  *   group's idle CPU and waiting, and a borrowing group's overflow runs on
  *   its lender's idle CPUs;
  * - linux-like: work conserving inside a node at once (the kernel's wakeup
- *   and idle balancing), between nodes every balance_every ticks, when the
- *   waiting tasks move to the nearest node with idle CPUs and stay there; a
- *   task away from its memory for a second has its memory follow it
- *   (NUMA balancing);
+ *   and idle balancing); between nodes the waiting tasks move to the
+ *   nearest node with idle CPUs and stay there, at once to a CPU that just
+ *   went idle (newidle balance), every balance_every ticks to one idle
+ *   already; a task away from its memory for a second has its memory
+ *   follow it (NUMA balancing);
  * - hard: bound to groups, nothing lent (numasched.lend_idle_cpus = off).
  *
  * Lost work is the task-time that waited for a CPU while a CPU in reach
@@ -153,6 +159,8 @@ typedef struct burst_sim
 	int		   *group_idle;
 	int		   *group_ran;		/* of each group's runnable tasks, those that ran */
 	int		   *node_idle;
+	int		   *node_idle_before;	/* at the last tick: a CPU that went idle since balances at once */
+	int		   *node_idle_least;	/* preferred: the fewest idle CPUs since numasched's last look */
 	int		   *node_waiting;
 	uint64_t   *idle_us;
 	uint64_t   *waited_us;
@@ -196,6 +204,8 @@ burst_sim_start(burst_sim *sim)
 	sim->group_idle = calloc(plan->ngroups, sizeof(int));
 	sim->group_ran = calloc(plan->ngroups, sizeof(int));
 	sim->node_idle = calloc(nn, sizeof(int));
+	sim->node_idle_before = calloc(nn, sizeof(int));
+	sim->node_idle_least = calloc(nn, sizeof(int));
 	sim->node_waiting = calloc(nn, sizeof(int));
 	sim->idle_us = calloc(plan->ngroups, sizeof(uint64_t));
 	sim->waited_us = calloc(plan->ngroups, sizeof(uint64_t));
@@ -205,10 +215,11 @@ burst_sim_start(burst_sim *sim)
 	sim->latency_room = 1024;
 	sim->latencies = malloc(sizeof(double) * sim->latency_room);
 	if (!sim->tasks || !sim->sessions || !sim->runnable || !sim->count || !sim->first ||
-		!sim->group_idle || !sim->group_ran || !sim->node_idle || !sim->node_waiting ||
+		!sim->group_idle || !sim->group_ran || !sim->node_idle || !sim->node_idle_before ||
+		!sim->node_idle_least || !sim->node_waiting ||
 		!sim->idle_us || !sim->waited_us || !sim->changed || !sim->running || !sim->away ||
 		!sim->latencies ||
-		(sim->policy == BURST_NUMASCHED && !ns_lending_alloc(plan->ngroups, &sim->lending)))
+		(sim->policy == BURST_STRICT && !ns_lending_alloc(plan->ngroups, &sim->lending)))
 		plan_fail("out of memory");
 
 	for (int s = 0; s < sim->nsessions; s++)
@@ -226,6 +237,8 @@ burst_sim_start(burst_sim *sim)
 		}
 		sim->sessions[s].pause = exponential(&sim->rng, sim->pause_mean);
 	}
+	for (int n = 0; n < nn; n++)
+		sim->node_idle_before[n] = sim->node_idle_least[n] = plan->node_ncpus[n];
 }
 
 /* Bursts begin; under numasched each where its statement starts: at home, or lent a CPU at once. */
@@ -249,7 +262,7 @@ begin_bursts(burst_sim *sim, int tick)
 			burst_task *t = &sim->tasks[s * sim->per_session + w];
 
 			t->left = need;
-			if (sim->policy != BURST_NUMASCHED)
+			if (sim->policy != BURST_STRICT)
 				continue;
 			t->runs = t->at = ns_lend_statement(sim->plan, sim->settings, sim->running, sim->away, t->group, NULL);
 			sim->running[t->runs]++;
@@ -263,7 +276,14 @@ begin_bursts(burst_sim *sim, int tick)
 	}
 }
 
-/* The runnable tasks, by where they may run: group, or node (linux). */
+/* Where the kernel runs a task on any CPU of its node: linux and preferred. */
+static bool
+by_node(const burst_sim *sim)
+{
+	return sim->policy == BURST_LINUX || sim->policy == BURST_PREFERRED;
+}
+
+/* The runnable tasks, by where they may run: group, or node (linux, preferred). */
 static void
 sort_runnable(burst_sim *sim, int nplaces)
 {
@@ -272,8 +292,8 @@ sort_runnable(burst_sim *sim, int nplaces)
 	memset(count, 0, sizeof(int) * nplaces);
 	for (int i = 0; i < sim->ntasks; i++)
 		if (sim->tasks[i].left > 0)
-			count[sim->policy == BURST_LINUX ? sim->tasks[i].node : sim->tasks[i].at]++;
-	if (sim->policy == BURST_NUMASCHED)
+			count[by_node(sim) ? sim->tasks[i].node : sim->tasks[i].at]++;
+	if (sim->policy == BURST_STRICT)
 		bring_visitors_home(sim->plan, sim->tasks, sim->ntasks, count);
 	sim->first[0] = 0;
 	for (int p = 0; p < nplaces; p++)
@@ -282,7 +302,7 @@ sort_runnable(burst_sim *sim, int nplaces)
 	for (int i = 0; i < sim->ntasks; i++)
 		if (sim->tasks[i].left > 0)
 		{
-			int			p = sim->policy == BURST_LINUX ? sim->tasks[i].node : sim->tasks[i].at;
+			int			p = by_node(sim) ? sim->tasks[i].node : sim->tasks[i].at;
 
 			sim->runnable[sim->first[p] + count[p]++] = i;
 		}
@@ -305,14 +325,19 @@ run_task(burst_sim *sim, burst_task *t, int node)
 }
 
 /*
- * Linux-like: work conserving inside a node at once; between nodes, every
- * balance, the waiting move to the nearest idle node and stay there.
+ * Linux-like: work conserving inside a node at once; between nodes, the
+ * waiting move to the nearest idle node and stay there: at once to a CPU
+ * that just went idle (its newidle balance), to one idle already at the
+ * next balance (the idle tick's, or the NOHZ kick: a tick or two).  Under
+ * preferred the same, but memory stays home (the process has a policy of
+ * its own, which NUMA balancing leaves alone).
  */
 static void
 run_linux(burst_sim *sim, int tick)
 {
 	const ns_plan *plan = sim->plan;
 	int			nn = sim->nn;
+	bool		balance = sim->opt->balance_every > 0 && tick % sim->opt->balance_every == 0;
 
 	for (int n = 0; n < nn; n++)
 	{
@@ -326,17 +351,22 @@ run_linux(burst_sim *sim, int tick)
 			run_task(sim, t, t->node);
 			t->away = t->node == t->mem ? 0 : t->away + 1;
 			/* NUMA balancing brings the memory of a task that stays away */
-			if (t->away >= 1000)
+			if (t->away >= 1000 && sim->policy == BURST_LINUX)
 				t->mem = t->node;
 		}
 		sim->node_idle[n] = cpus - run;
 		sim->node_waiting[n] = sim->count[n] - run;
 	}
-	if (sim->opt->balance_every > 0 && tick % sim->opt->balance_every == 0)
 	{
 		int			idle_now[NS_MAX_NODES];
 
-		memcpy(idle_now, sim->node_idle, sizeof(int) * nn);
+		for (int n = 0; n < nn; n++)
+		{
+			int			went_idle = sim->node_idle[n] - sim->node_idle_before[n];
+
+			idle_now[n] = balance ? sim->node_idle[n] : went_idle > 0 ? went_idle : 0;
+			sim->node_idle_before[n] = sim->node_idle[n];
+		}
 		for (int n = 0; n < nn; n++)
 		{
 			int			waiting = sim->node_waiting[n];
@@ -371,7 +401,7 @@ static void
 run_groups(burst_sim *sim, int tick)
 {
 	const ns_plan *plan = sim->plan;
-	bool		numasched = sim->policy == BURST_NUMASCHED;
+	bool		numasched = sim->policy == BURST_STRICT;
 
 	for (int g = 0; g < plan->ngroups; g++)
 		sim->group_idle[g] = plan->groups[g].ncpus;
@@ -425,6 +455,28 @@ run_groups(burst_sim *sim, int tick)
 	}
 }
 
+/*
+ * numasched's look under preferred (homing.c): a task running away from
+ * its memory's node while a CPU there was idle through the whole look goes
+ * back to it, one per such CPU (ns_choose_homecomings).
+ */
+static void
+home_tick(burst_sim *sim)
+{
+	for (int i = 0; i < sim->ntasks; i++)
+	{
+		burst_task *t = &sim->tasks[i];
+
+		if (t->left <= 0 || t->node == t->mem || sim->node_idle_least[t->mem] <= 0)
+			continue;
+		sim->node_idle_least[t->mem]--;
+		t->node = t->mem;
+		sim->result->homecomings++;
+	}
+	for (int n = 0; n < sim->nn; n++)
+		sim->node_idle_least[n] = sim->plan->node_ncpus[n];
+}
+
 /* numasched's lending tick: the core's decision from the idle and waiting since the last. */
 static void
 lend_tick(burst_sim *sim)
@@ -460,7 +512,7 @@ end_bursts(burst_sim *sim, int tick)
 		if (t->left != 0)
 			continue;
 		t->left = -1;			/* its part of the burst is done */
-		if (sim->policy == BURST_NUMASCHED)
+		if (sim->policy == BURST_STRICT)
 		{
 			sim->running[t->runs]--;
 			if (t->runs != t->group)
@@ -502,6 +554,8 @@ burst_sim_finish(burst_sim *sim)
 	free(sim->group_idle);
 	free(sim->group_ran);
 	free(sim->node_idle);
+	free(sim->node_idle_before);
+	free(sim->node_idle_least);
 	free(sim->node_waiting);
 	free(sim->idle_us);
 	free(sim->waited_us);
@@ -509,7 +563,7 @@ burst_sim_finish(burst_sim *sim)
 	free(sim->running);
 	free(sim->away);
 	free(sim->latencies);
-	if (sim->policy == BURST_NUMASCHED)
+	if (sim->policy == BURST_STRICT)
 		ns_lending_free(&sim->lending);
 }
 
@@ -524,15 +578,22 @@ sim_bursts(const ns_plan *plan, const ns_settings *settings, const burst_options
 	for (int tick = 0; tick < opt->ticks; tick++)
 	{
 		begin_bursts(&sim, tick);
-		sort_runnable(&sim, policy == BURST_LINUX ? sim.nn : plan->ngroups);
+		sort_runnable(&sim, by_node(&sim) ? sim.nn : plan->ngroups);
 		memset(sim.node_idle, 0, sizeof(int) * sim.nn);
 		memset(sim.node_waiting, 0, sizeof(int) * sim.nn);
-		if (policy == BURST_LINUX)
+		if (by_node(&sim))
+		{
 			run_linux(&sim, tick);
+			for (int n = 0; policy == BURST_PREFERRED && n < sim.nn; n++)
+				if (sim.node_idle[n] < sim.node_idle_least[n])
+					sim.node_idle_least[n] = sim.node_idle[n];
+			if (policy == BURST_PREFERRED && (tick + 1) % opt->home_every == 0)
+				home_tick(&sim);
+		}
 		else
 		{
 			run_groups(&sim, tick);
-			if (policy == BURST_NUMASCHED && (tick + 1) % opt->lend_every == 0)
+			if (policy == BURST_STRICT && (tick + 1) % opt->lend_every == 0)
 				lend_tick(&sim);
 		}
 		/* what waited while a CPU in reach idled */

@@ -18,13 +18,15 @@ typedef struct burst_options
 	int			workers;		/* of a parallel burst, beside its leader */
 	int			parallel_rate;	/* per mille of bursts that are parallel */
 	int			lend_every;		/* numasched's lending tick, ticks */
-	int			balance_every;	/* linux-like: balance between nodes, ticks */
+	int			balance_every;	/* linux-like: an idle CPU's balance between nodes, ticks */
+	int			home_every;		/* preferred: numasched's look for processes away, ticks */
 } burst_options;
 
 typedef enum burst_policy
 {
-	BURST_NUMASCHED,			/* bound to groups, idle CPUs lent (ns_lend.c) */
-	BURST_LINUX,				/* work conserving in a node, between nodes every balance */
+	BURST_PREFERRED,			/* the kernel's balancing in reach, memory at home, brought home */
+	BURST_STRICT,				/* bound to groups, idle CPUs lent (ns_lend.c) */
+	BURST_LINUX,				/* work conserving in a node, between nodes at a balance */
 	BURST_HARD,					/* bound to groups, nothing lent */
 	NBURST_POLICIES
 } burst_policy;
@@ -35,7 +37,8 @@ typedef struct burst_result
 	double		waited;			/* task-ms runnable without a CPU */
 	double		lost;			/* of those, while a CPU in reach was idle */
 	double		local;			/* CPU-ms run on the node of the task's memory */
-	long		cross_node;		/* tasks moved (linux) or lent CPUs (numasched) to another node */
+	long		cross_node;		/* tasks moved (linux, preferred) or lent CPUs (strict) to another node */
+	long		homecomings;	/* preferred: tasks brought home to an idle CPU */
 	long		lends;
 	long		visits;			/* numasched: bursts that started on a lent CPU */
 	double		latency_p99;	/* of a burst, from start to end, ms */

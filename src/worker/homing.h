@@ -10,10 +10,11 @@
 extern void numasched_homing_start(void);
 
 /*
- * One look, at the scheduler's discovery interval; true while a process
- * was found away from its home CPUs at this look, so that the scheduler
- * does not doze through the next.
+ * A look, if one is due: the milliseconds until the next (-1: none while
+ * the nodes do not share their CPUs); "away_seen" says whether a process
+ * was found away from its home CPUs, so that the scheduler does not doze
+ * through the next.
  */
-extern bool numasched_homing_tick(void);
+extern long numasched_homing_tick(bool *away_seen);
 
 #endif							/* NUMASCHED_WORKER_HOMING_H */

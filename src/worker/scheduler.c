@@ -482,6 +482,7 @@ numasched_scheduler_main(Datum arg)
 		TimestampTz now;
 		bool		reloaded = false;
 		long		lend_in;
+		long		home_in;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -506,7 +507,6 @@ numasched_scheduler_main(Datum arg)
 			numasched_forget_gone(bgworkers_first, bgworkers_end);
 			numasched_follow_companion();
 			guarding = numasched_inversion_tick();
-			homing = numasched_homing_tick();
 			last_discovery = now;
 		}
 		rebind_after_regroup(reloaded);
@@ -526,6 +526,9 @@ numasched_scheduler_main(Datum arg)
 		lend_in = numasched_lend_tick();
 		if (lend_in >= 0)
 			timeout = Min(timeout, lend_in);
+		home_in = numasched_homing_tick(&homing);
+		if (home_in >= 0)
+			timeout = Min(timeout, home_in);
 
 		/*
 		 * Nothing started for a second, nothing lent, nobody to guard or
