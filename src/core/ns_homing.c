@@ -22,6 +22,23 @@ ns_idle_cpus(const uint64_t *idle_before, const uint64_t *idle_now, int ncpus,
 	return n;
 }
 
+static bool
+is_away(const ns_away *a)
+{
+	return a->cpu >= 0 && !ns_cpuset_empty(&a->home) && !ns_cpuset_test(&a->home, a->cpu);
+}
+
+/* One of the first n away on a CPU of i's home whose home holds i's CPU; -1: none. */
+static int
+partner_of(int i, int n, const ns_away *away, const int *to_cpu)
+{
+	for (int j = 0; j < n; j++)
+		if (j != i && to_cpu[j] < 0 && is_away(&away[j]) &&
+			ns_cpuset_test(&away[i].home, away[j].cpu) && ns_cpuset_test(&away[j].home, away[i].cpu))
+			return j;
+	return -1;
+}
+
 int
 ns_choose_homecomings(const ns_cpuset *idle, int n, const ns_away *away, int *to_cpu)
 {
@@ -29,20 +46,28 @@ ns_choose_homecomings(const ns_cpuset *idle, int n, const ns_away *away, int *to
 	int			going = 0;
 
 	for (int i = 0; i < n; i++)
+		to_cpu[i] = -1;
+	for (int i = 0; i < n; i++)
 	{
 		ns_cpuset	mine;
 		int			cpu;
+		int			j;
 
-		to_cpu[i] = -1;
-		/* one at home already is not away, whatever the caller thought */
-		if (away[i].cpu >= 0 && ns_cpuset_test(&away[i].home, away[i].cpu))
+		if (to_cpu[i] >= 0 || !is_away(&away[i]))
 			continue;
 		ns_cpuset_and(&mine, &left, &away[i].home);
-		if ((cpu = ns_cpuset_next(&mine, 0)) < 0)
-			continue;
-		to_cpu[i] = cpu;
-		ns_cpuset_clear(&left, cpu);
-		going++;
+		if ((cpu = ns_cpuset_next(&mine, 0)) >= 0)
+		{
+			to_cpu[i] = cpu;
+			ns_cpuset_clear(&left, cpu);
+			going++;
+		}
+		else if ((j = partner_of(i, n, away, to_cpu)) >= 0)
+		{
+			to_cpu[i] = away[j].cpu;
+			to_cpu[j] = away[i].cpu;
+			going += 2;
+		}
 	}
 	return going;
 }

@@ -8,9 +8,10 @@
  * balancer never moves a lone running process back to an idle node, and
  * NUMA balancing does not look at one with a memory policy of its own.  So
  * a process found running away from its home CPUs while one of them was
- * idle through the last look goes back to that CPU: the move costs once
- * (some microseconds and its cache), its remote memory accesses cost all
- * the while it stays.
+ * idle through the last look goes back to that CPU; and two found each on
+ * the other's home CPUs trade places, which no idle CPU needs and no work
+ * waits for.  A move costs once (some microseconds and the process's
+ * cache), remote memory accesses cost all the while it stays.
  */
 #ifndef NS_HOMING_H
 #define NS_HOMING_H
@@ -20,11 +21,11 @@
 /* the share of a look a CPU must have been idle to count as idle */
 #define NS_HOMING_IDLE_PERCENT 80
 
-/* A process found running or waiting to run, not on its home CPUs. */
+/* A process found running or waiting to run. */
 typedef struct ns_away
 {
 	int			cpu;			/* where it ran last */
-	ns_cpuset	home;			/* its home CPUs */
+	ns_cpuset	home;			/* its home CPUs; empty: leave it alone */
 } ns_away;
 
 /*
@@ -36,9 +37,11 @@ int			ns_idle_cpus(const uint64_t *idle_before, const uint64_t *idle_now, int nc
 						 uint64_t elapsed_us, ns_cpuset *idle);
 
 /*
- * Where each of "n" processes away goes: an idle CPU of its home CPUs, each
- * idle CPU taking one, in the order given; -1 in to_cpu[i] where none is
- * left.  Returns how many go.
+ * Where each of "n" processes goes: one away from its home CPUs to an idle
+ * CPU of them, each idle CPU taking one, in the order given; else to the
+ * CPU of one away on its home CPUs whose home holds its own CPU, the two
+ * trading places; -1 in to_cpu[i] for one that stays.  Returns how many
+ * move.
  */
 int			ns_choose_homecomings(const ns_cpuset *idle, int n, const ns_away *away, int *to_cpu);
 

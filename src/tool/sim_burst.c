@@ -456,9 +456,10 @@ run_groups(burst_sim *sim, int tick)
 }
 
 /*
- * numasched's look under preferred (homing.c): a task running away from
- * its memory's node while a CPU there was idle through the whole look goes
- * back to it, one per such CPU (ns_choose_homecomings).
+ * numasched's look under preferred (homing.c, ns_choose_homecomings): a
+ * task running away from its memory's node while a CPU there was idle
+ * through the whole look goes back to it, one per such CPU; two running
+ * each on the other's node trade places.
  */
 static void
 home_tick(burst_sim *sim)
@@ -467,11 +468,27 @@ home_tick(burst_sim *sim)
 	{
 		burst_task *t = &sim->tasks[i];
 
-		if (t->left <= 0 || t->node == t->mem || sim->node_idle_least[t->mem] <= 0)
+		if (t->left <= 0 || t->node == t->mem)
 			continue;
-		sim->node_idle_least[t->mem]--;
-		t->node = t->mem;
-		sim->result->homecomings++;
+		if (sim->node_idle_least[t->mem] > 0)
+		{
+			sim->node_idle_least[t->mem]--;
+			t->node = t->mem;
+			sim->result->homecomings++;
+			continue;
+		}
+		for (int j = 0; j < sim->ntasks; j++)
+		{
+			burst_task *u = &sim->tasks[j];
+
+			if (u->left > 0 && u->node == t->mem && u->mem == t->node)
+			{
+				u->node = u->mem;
+				t->node = t->mem;
+				sim->result->homecomings += 2;
+				break;
+			}
+		}
 	}
 	for (int n = 0; n < sim->nn; n++)
 		sim->node_idle_least[n] = sim->plan->node_ncpus[n];

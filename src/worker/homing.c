@@ -6,14 +6,16 @@
  * normal process may run on every CPU in its reach, and the kernel gives
  * its waiting work an idle CPU of another node within a tick or two; it does
  * not bring it back (core/ns_homing.h).  Every NUMASCHED_HOMING_LOOK_MS,
- * when some CPU was idle through the last look (/proc/stat), the processes
- * whose home CPUs hold it and that are not waiting for their client or for
- * something to do (their wait event) are read (/proc/PID/stat): one running
- * or waiting to run elsewhere is bound to that idle CPU alone, which moves
- * it there at once, and then to its CPUs again, which leaves it there.  Its
- * memory stayed at home meanwhile (memory.c gives it its home node's).
- * Nothing is read while no CPU idles, and at most MAX_READS_PER_LOOK
- * processes' files per look, the next look going on from there.
+ * the processes not waiting for their client or for something to do
+ * (their wait event) are read (/proc/PID/stat), at most MAX_READS_PER_LOOK
+ * a look, the next going on from there: one running or waiting to run away
+ * from its home CPUs while one of them was idle through the look
+ * (/proc/stat) is bound to that CPU alone, which moves it there at once,
+ * and then to its CPUs again, which leaves it there; two each on the
+ * other's home CPUs trade places the same way.  Their memory stayed at
+ * home meanwhile (memory.c gives it their home node's).  Nothing is read
+ * while no CPU idled at all since the last look and nobody was away at it:
+ * the kernel moves work to another node only onto an idle CPU.
  */
 #include "postgres.h"
 
@@ -58,6 +60,7 @@ static int	next_slot = 0;		/* where the next look starts reading */
 static candidate *candidates;
 static ns_away *away;
 static int *to_cpu;
+static bool away_last_look = false;
 
 void
 numasched_homing_start(void)
@@ -83,11 +86,11 @@ numasched_homing_start(void)
 }
 
 /*
- * Up to MAX_READS_PER_LOOK normal bound processes whose home CPUs hold an
- * idle one, from where the last look stopped: the ones to read.  Lock held.
+ * Up to MAX_READS_PER_LOOK normal bound processes that may be running, from
+ * where the last look stopped: the ones to read.  Lock held.
  */
 static int
-choose_candidates_locked(const ns_cpuset *idle)
+choose_candidates_locked(void)
 {
 	int			nslots = numasched_state->nslots;
 	int			n = 0;
@@ -96,8 +99,6 @@ choose_candidates_locked(const ns_cpuset *idle)
 	{
 		int			i = (next_slot + step) % nslots;
 		numasched_slot *slot = &numasched_slots[i];
-		ns_cpuset	home;
-
 		uint32		waiting;
 
 		if (slot->pid == 0 || slot->group < 0 || slot->background || !slot->bound)
@@ -105,10 +106,6 @@ choose_candidates_locked(const ns_cpuset *idle)
 		/* one waiting for its client or for work runs nowhere */
 		waiting = ProcGlobal->allProcs[i].wait_event_info & 0xFF000000;
 		if (waiting == PG_WAIT_CLIENT || waiting == PG_WAIT_ACTIVITY)
-			continue;
-		ns_home_cpus(numasched_shared_plan(), slot->group, numasched_slot_home(slot), &home);
-		ns_cpuset_and(&home, &home, idle);
-		if (ns_cpuset_empty(&home))
 			continue;
 		candidates[n].slot = i;
 		candidates[n].pid = slot->pid;
@@ -159,7 +156,7 @@ fill_homes_locked(int n)
 			slot->cpus_seq != candidates[k].cpus_seq)
 			continue;
 		ns_home_cpus(numasched_shared_plan(), slot->group, numasched_slot_home(slot), &away[k].home);
-		naway += !ns_cpuset_test(&away[k].home, away[k].cpu);
+		naway += away[k].cpu >= 0 && !ns_cpuset_test(&away[k].home, away[k].cpu);
 	}
 	return naway;
 }
@@ -190,6 +187,16 @@ bring_home_locked(int n)
 	return brought;
 }
 
+/* Whether any CPU idled at all between the two reads. */
+static bool
+some_idle_time(void)
+{
+	for (int cpu = 0; cpu < ncpu_ids; cpu++)
+		if (idle_now[cpu] > idle_before[cpu])
+			return true;
+	return false;
+}
+
 long
 numasched_homing_tick(bool *away_seen)
 {
@@ -198,12 +205,14 @@ numasched_homing_tick(bool *away_seen)
 	ns_cpuset	idle;
 	int			n;
 	int			brought = 0;
+	bool		idled;
 
 	*away_seen = false;
 	if (!cpustat_usable || !numasched_enabled || !numasched_state->nodes_shared ||
 		numasched_companion_in_force() || numasched_next_slot(0) < 0)
 	{
 		read_at = 0;
+		away_last_look = false;
 		return -1;
 	}
 	if (read_at > 0 && now < TimestampTzPlusMilliseconds(read_at, NUMASCHED_HOMING_LOOK_MS))
@@ -211,24 +220,27 @@ numasched_homing_tick(bool *away_seen)
 	if (!ns_cpustat_idle(&cpustat, idle_now, ncpu_ids))
 		return NUMASCHED_HOMING_LOOK_MS;
 	elapsed_us = read_at > 0 && now > read_at ? now - read_at : 0;
-	n = ns_idle_cpus(idle_before, idle_now, ncpu_ids, elapsed_us, &idle);
+	(void) ns_idle_cpus(idle_before, idle_now, ncpu_ids, elapsed_us, &idle);
+	idled = elapsed_us > 0 && some_idle_time();
 	memcpy(idle_before, idle_now, ncpu_ids * sizeof(uint64));
 	read_at = now;
-	if (n == 0)
+	if (!idled && !away_last_look)
 		return NUMASCHED_HOMING_LOOK_MS;
 
 	LWLockAcquire(numasched_state->lock, LW_SHARED);
-	n = choose_candidates_locked(&idle);
+	n = choose_candidates_locked();
 	LWLockRelease(numasched_state->lock);
-	if ((n = read_candidates(n)) == 0)
+	n = read_candidates(n);
+	away_last_look = false;
+	if (n == 0)
 		return NUMASCHED_HOMING_LOOK_MS;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
-	*away_seen = fill_homes_locked(n) > 0;
+	*away_seen = away_last_look = fill_homes_locked(n) > 0;
 	if (*away_seen && ns_choose_homecomings(&idle, n, away, to_cpu) > 0)
 		brought = bring_home_locked(n);
 	numasched_release();		/* tells the kernel */
 	if (brought > 0)
-		elog(DEBUG1, "numasched brought %d processes home to an idle CPU", brought);
+		elog(DEBUG1, "numasched brought %d processes home", brought);
 	return NUMASCHED_HOMING_LOOK_MS;
 }

@@ -1177,6 +1177,14 @@ test_homing(void)
 	ns_cpuset_clear(&idle, 1);
 	is_int(ns_choose_homecomings(&idle, 4, away, to_cpu), 1, "homing: one idle CPU at home, one goes");
 	tap_ok(to_cpu[0] == 0 && to_cpu[2] == -1, "homing: the first found takes it, the next waits for another");
+	/* nothing idle: 0 (home 0-2, on 4) and 3 (home 3-5, on 1) trade places; 2 (home 0-2, on 5) finds none left */
+	ns_cpuset_zero(&idle);
+	away[3].cpu = 1;
+	is_int(ns_choose_homecomings(&idle, 4, away, to_cpu), 2, "homing: nothing idle, two each on the other's home trade places");
+	tap_ok(to_cpu[0] == 1 && to_cpu[1] == -1 && to_cpu[2] == -1 && to_cpu[3] == 4,
+		   "homing: the first away takes the partner on its home CPUs; the next finds none and stays");
+	ns_cpuset_zero(&away[3].home);
+	is_int(ns_choose_homecomings(&idle, 4, away, to_cpu), 0, "homing: one whose home is not known is left alone");
 }
 
 int
