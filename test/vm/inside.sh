@@ -51,6 +51,8 @@ if wanted multinode; then
 	balancing=$(cat /proc/sys/kernel/numa_balancing)
 	echo 0 > /proc/sys/kernel/numa_balancing
 	tap test/vm/t/010_multinode.pl || status=1
+	# the default node binding: the kernel's balancing across nodes, homing
+	tap test/vm/t/015_preferred.pl || status=1
 	echo "$balancing" > /proc/sys/kernel/numa_balancing
 	# the memory calls refused as in a container: said once, nothing sent to clients
 	tap test/t/008_seccomp.pl || status=1

@@ -92,9 +92,11 @@ sub settle
 	$_->query_safe('SELECT 1') for @_;
 }
 
-# lending (050_lending.pl) off: these checks pin down placement, moves and
-# memory, which a lent burst would blur
+# strict node masks and lending (050_lending.pl) off: these checks pin down
+# placement, moves and memory, which a lent burst or the kernel's balancing
+# across nodes would blur (the default, preferred, is 015_preferred.pl's)
 my $node = numasched_cluster('multinode', qq{
+numasched.node_binding = strict
 numasched.lend_idle_cpus = off
 numasched.rebalance_interval = 0
 numasched.log_placements = on

@@ -28,6 +28,7 @@ my $burst = 8;    # seconds of each burst: long enough to look at it under emula
 my $node = numasched_cluster('lending', qq{
 numasched.rebalance_interval = 0
 numasched.log_placements = on
+numasched.node_binding = strict
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION numasched');

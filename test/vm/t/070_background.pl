@@ -23,10 +23,12 @@ my %node_of_cpu = %$node_of_cpu;
 my ($home, $other) = grep { $cpus_of_node{$_} ne '' } @nodes;
 my $width = cpu_count($cpus_of_node{$home});
 
-# no rebalancing, no lending: what runs elsewhere does so by its priority
+# no rebalancing, no lending, normal sessions bound to their node (strict):
+# what runs elsewhere does so by its priority
 my $node = numasched_cluster('background', qq{
 numasched.rebalance_interval = 0
 numasched.lend_idle_cpus = off
+numasched.node_binding = strict
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION numasched');
