@@ -194,17 +194,22 @@ for my $fixture (qw(epyc-nps4 8x30 epyc-nps2 xeon-snc2)) {
 }
 
 # --- bursts: lost work, CPU time that waited while a CPU in reach idled ------
-# With the defaults (a group per node) lending loses no more work than the
-# linux-like baseline (work conserving in a node at once, between nodes every
-# 8 ms), within 0.01 points, over three seeds (a different burst ending once
-# changes every later burst: one seed is one sample), at 60% and at 80% of
-# the CPUs; hard binding loses more.
+# The linux-like baseline conserves work in a node at once and between nodes
+# at a CPU's newidle balance or the next balance.  With the defaults (a group
+# per node, node_binding preferred: the kernel's balancing, memory at home,
+# brought home by the scheduler's looks) numasched loses about the work the
+# baseline loses, and keeps more of the CPU time on the memory's node; strict
+# node masks with lending keep 90% and more, and at 80% lose more work than
+# the default where nodes are large (what the 2-node VM shows at 60%), less
+# where they are small.  Over three seeds (a burst ending once changes every
+# later burst: one seed is one sample).
 sub bursts_of {
 	my ($fixture, $groups, $seed, @more) = @_;
 	my $b = json_of('bursts', '--sysfs', "$fx/$fixture", '--groups-per-node', $groups, '--seed', $seed, @more, '--json');
 	my %p = map { $_->{policy} => $_ } @{ $b->{policies} };
-	return ($b, @p{qw(numasched linux hard)});
+	return ($b, @p{qw(preferred strict linux hard)});
 }
+my %lost_at_80;
 for my $case (map { my $f = $_; map { [ $f, $_ ] } 60, 80 } qw(epyc-nps4 epyc-nps2 xeon-snc2 8x30 cxl sparse)) {
 	my ($fixture, $utilisation) = @$case;
 	my (%lost, %local, $groups);
@@ -216,39 +221,49 @@ for my $case (map { my $f = $_; map { [ $f, $_ ] } 60, 80 } qw(epyc-nps4 epyc-np
 			$local{ $p->{policy} } += $p->{locality_percent} / 3;
 		}
 	}
+	$lost_at_80{$fixture} = \%lost if $utilisation == 80;
 	my $f = sub { sprintf('%.4f%%', $_[0]) };
-	cmp_ok($lost{numasched}, '<=', $lost{linux} + 0.01,
-		"bursts, $fixture ($groups groups) at $utilisation%: numasched loses no more work than linux-like ("
-		  . $f->($lost{numasched}) . ' against ' . $f->($lost{linux}) . ', seeds 1-3)');
-	cmp_ok($lost{numasched}, '<', $lost{hard}, "bursts, $fixture at $utilisation%: ...and less than hard binding (" . $f->($lost{hard}) . ')')
-	  if $lost{hard} > 0.01;
-	cmp_ok($local{numasched}, '>=', 90, "bursts, $fixture at $utilisation%: numasched's locality (" . $f->($local{numasched}) . ')');
-	cmp_ok($local{numasched}, '>=', $local{linux},
-		"bursts, $fixture at $utilisation%: ...no lower than linux-like's (" . $f->($local{linux}) . ')');
+	cmp_ok($lost{preferred}, '<=', 1.3 * $lost{linux} + 0.02,
+		"bursts, $fixture ($groups groups) at $utilisation%: preferred loses about linux-like's work ("
+		  . $f->($lost{preferred}) . ' against ' . $f->($lost{linux}) . ', seeds 1-3)');
+	cmp_ok($local{preferred}, '>=', $local{linux},
+		"bursts, $fixture at $utilisation%: ...and keeps more CPU time on the memory's node (" . $f->($local{preferred})
+		  . ' against ' . $f->($local{linux}) . ')');
+	for my $binding (qw(preferred strict)) {
+		cmp_ok($lost{$binding}, '<', $lost{hard}, "bursts, $fixture at $utilisation%: $binding loses less than hard binding ("
+			  . $f->($lost{$binding}) . ' against ' . $f->($lost{hard}) . ')')
+		  if $lost{hard} > 0.01;
+	}
+	cmp_ok($local{strict}, '>=', 90, "bursts, $fixture at $utilisation%: strict's locality (" . $f->($local{strict}) . ')');
+}
+for my $fixture (qw(epyc-nps4 xeon-snc2)) {
+	cmp_ok($lost_at_80{$fixture}{strict}, '>', $lost_at_80{$fixture}{preferred},
+		sprintf('bursts, %s at 80%%: strict loses more work than preferred (%.4f%% against %.4f%%), as in the VM',
+			$fixture, $lost_at_80{$fixture}{strict}, $lost_at_80{$fixture}{preferred}));
 }
 # a node split in two (one CPU per group, as the tests here use): with its
 # groups sharing the node's CPUs (group_binding preferred, the default) no
 # work is lost, as with the kernel alone; bound to its group (strict),
 # lending gives back most of what hard binding loses, not all
 {
-	my ($b, $ns, $linux, $hard) = bursts_of('tiny', 2, 1);
-	is($ns->{lost_work_percent}, 0, "bursts, one node in 2 groups, preferred: no work lost (hard binding: $hard->{lost_work_percent}%)");
-	my ($bs, $strict) = bursts_of('tiny', 2, 1, '--group-binding', 'strict');
-	cmp_ok($strict->{lost_work_percent}, '<', $hard->{lost_work_percent} / 5,
+	my ($b, $preferred, $strict, $linux, $hard) = bursts_of('tiny', 2, 1);
+	is($preferred->{lost_work_percent}, 0, "bursts, one node in 2 groups, preferred: no work lost (hard binding: $hard->{lost_work_percent}%)");
+	my ($bs, $p2, $strict_groups) = bursts_of('tiny', 2, 1, '--group-binding', 'strict');
+	cmp_ok($strict_groups->{lost_work_percent}, '<', $hard->{lost_work_percent} / 5,
 		"bursts, one node in 2 groups, strict: lending loses under a fifth of hard binding's work "
-		  . "($strict->{lost_work_percent}% against $hard->{lost_work_percent}%; linux-like $linux->{lost_work_percent}%)");
+		  . "($strict_groups->{lost_work_percent}% against $hard->{lost_work_percent}%; linux-like $linux->{lost_work_percent}%)");
 }
 # a group per last-level cache (16 CCXs of 4 nodes), preferred: the CCXs of
-# a node share its CPUs, and no more work is lost than by linux-like
+# a node share its CPUs, and about linux-like's work is lost
 {
 	my ($lost, $linux_lost) = (0, 0);
 	for my $seed (1 .. 3) {
-		my ($b, $ns, $linux) = bursts_of('epyc-nps4', 0, $seed);
-		$lost += $ns->{lost_work_percent} / 3;
+		my ($b, $preferred, $strict, $linux) = bursts_of('epyc-nps4', 0, $seed);
+		$lost += $preferred->{lost_work_percent} / 3;
 		$linux_lost += $linux->{lost_work_percent} / 3;
 	}
-	cmp_ok($lost, '<=', $linux_lost + 0.01,
-		sprintf('bursts, epyc-nps4 per CCX, preferred: numasched loses no more work than linux-like (%.4f%% against %.4f%%)',
+	cmp_ok($lost, '<=', 1.3 * $linux_lost + 0.02,
+		sprintf('bursts, epyc-nps4 per CCX, preferred: about linux-like\'s work is lost (%.4f%% against %.4f%%)',
 			$lost, $linux_lost));
 }
 refused([ 'bursts', '--sysfs', "$fx/tiny", '--utilisation', 0 ], '--utilisation', 'bursts: utilisation 0');
