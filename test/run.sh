@@ -238,7 +238,7 @@ if [ "$(id -u)" = 0 ]; then
 	# own NUMA views are compared with numasched's; the 3- and 4-node VMs
 	# run the system's 15, and the 4-node one the comparison on 19 too
 	step "PostgreSQL 19: multi-node checks, interleave, lending, background priority and its own NUMA views in a qemu VM with 2 NUMA nodes" \
-		env VM_ONLY='multinode|interleave|lending|background|pgnuma' VM_PG_CONFIG="$(bash test/pg_major.sh 19)" bash test/vm/run.sh 2
+		env VM_ONLY='multinode|preferred|interleave|lending|background|pgnuma' VM_PG_CONFIG="$(bash test/pg_major.sh 19)" bash test/vm/run.sh 2
 	step "PostgreSQL 15: interleave with a memory-only node in a qemu VM with 3 NUMA nodes" \
 		env VM_ONLY=interleave bash test/vm/run.sh 3
 	step "PostgreSQL 15: multi-node checks, interleave, lending and private-memory locality in a qemu VM with 4 NUMA nodes" \

@@ -9,7 +9,7 @@
 #     bash test/vm/run.sh 3      # two nodes and a CPU-less memory node (CXL)
 #     bash test/vm/run.sh 4      # four nodes, near and far pairs
 #
-# VM_ONLY (a regex of multinode, lending, background, companion, locality, interleave, pgnuma) picks the checks, and
+# VM_ONLY (a regex of multinode, preferred, lending, background, companion, locality, interleave, pgnuma) picks the checks, and
 # names the measurements, which run only when named: a connection's cost
 # (connections), bursty on masks, preferred and strict (bursts; at
 # BURSTS_UTILISATION percent, default 60), the companion's (scx-bench);

@@ -46,16 +46,15 @@ is($node->safe_psql('postgres', 'SHOW numasched.node_binding'), 'preferred', 'th
 
 my $homecomings = sub { $node->safe_psql('postgres', 'SELECT homecomings FROM numasched_stats') };
 
-# A session of a class on node $n (its home), busy in a loop that runs until
-# it is cancelled: (session, pid).
-sub busy_on
+# A session busy in a loop that runs until it is cancelled, where numasched
+# placed it: (session, pid, its home node).
+sub busy
 {
-	my ($n) = @_;
-	local $ENV{PGOPTIONS} = "-c numasched.nodes=$n";
 	my $session = $node->background_psql('postgres');
 	my $pid = $session->query_safe('SELECT pg_backend_pid()');
+	my $home = $node->safe_psql('postgres', "SELECT node FROM numasched_processes WHERE pid = $pid");
 	$session->query_until(qr/started/, "\\echo started\nSELECT spin(2000000000);\n");
-	return ($session, $pid);
+	return ($session, $pid, $home);
 }
 
 sub stop_busy
@@ -72,33 +71,53 @@ sub on_node
 	return defined $cpu && ($node_of_cpu->{$cpu} // -1) == $n;
 }
 
+# The scheduler held still while the kernel is told to move processes away,
+# so that they are seen away before it brings them home.
+my $scheduler = $node->safe_psql('postgres', "SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'");
+sub hold_scheduler { kill($_[0] ? 'STOP' : 'CONT', $scheduler) }
+
+# its home's CPUs, and another node's
+sub home_and_away
+{
+	my ($home) = @_;
+	my $away = $home == $first ? $last : $first;
+	return ($away, $cpus_of_node->{$away});
+}
+
 # --- the mask spans the nodes in reach; memory stays at home ----------------
 {
-	local $ENV{PGOPTIONS} = "-c numasched.nodes=$last";
 	my $s = $node->background_psql('postgres');
 	my $pid = $s->query_safe('SELECT pg_backend_pid()');
-	is(kernel_cpus($pid), $all_cpus, "a backend of node $last may run on every CPU (Cpus_allowed_list $all_cpus)");
-	is($node->safe_psql('postgres', "SELECT node || ' ' || cpus FROM numasched_processes WHERE pid = $pid"),
-		"$last $all_cpus", '...and numasched_processes says its home and those CPUs');
+	my $home = $node->safe_psql('postgres', "SELECT node FROM numasched_processes WHERE pid = $pid");
+	is(kernel_cpus($pid), $all_cpus, "a backend may run on every CPU (Cpus_allowed_list $all_cpus)");
+	is($node->safe_psql('postgres', "SELECT cpus FROM numasched_processes WHERE pid = $pid"),
+		$all_cpus, '...and numasched_processes says so');
 	$s->query_safe('SELECT count(*) FROM generate_series(1, 100000)');
-	is(heap_policy($pid), "prefer:$last", "...its memory policy is its home node's (numa_maps: prefer:$last), wherever it runs");
+	is(heap_policy($pid), "prefer:$home", "...its memory policy is its home node's (numa_maps: prefer:$home), wherever it runs");
 	is($node->safe_psql('postgres', 'SELECT sum(statements) FROM numasched_groups'), '0',
 		'no statement is counted for lending: the kernel has every CPU in reach already');
 	$s->quit;
+	# a class of one node keeps its sessions there
+	local $ENV{PGOPTIONS} = "-c numasched.nodes=$last";
+	$s = $node->background_psql('postgres');
+	$pid = $s->query_safe('SELECT pg_backend_pid()');
+	is(kernel_cpus($pid), $cpus_of_node->{$last},
+		"numasched.nodes = '$last': its reach is that node's CPUs ($cpus_of_node->{$last})");
+	$s->quit;
 }
 
-# --- away while its home idles: brought back -------------------------------
-SKIP:
+# --- sent away while its home idles: brought back ------------------------------
 {
 	my $before = $homecomings->();
-	my ($s, $pid) = busy_on($first);
-	# the kernel is told to run it on the other node, then every CPU again,
-	# as its own balancing would leave it there
-	system("taskset -p -c " . join(',', @last_cpus) . " $pid >/dev/null") == 0 or skip 'taskset failed', 3;
-	ok(wait_until(sub { on_node($pid, $last) }, 10), "a busy backend of node $first runs on node $last once it is sent there");
-	system("taskset -p -c $all_cpus $pid >/dev/null");
-	my $home = wait_until(sub { on_node($pid, $first) }, 10);
-	ok($home, "...it runs on node $first again, its home's CPUs idle (last CPU " . (last_cpu($pid) // '?') . ')');
+	my ($s, $pid, $home) = busy();
+	my ($away, $away_cpus) = home_and_away($home);
+	# the kernel is told to run it on the other node alone, which it does at once
+	hold_scheduler(1);
+	system("taskset -p -c $away_cpus $pid >/dev/null");
+	ok(on_node($pid, $away), "a busy backend of node $home runs on node $away once sent there");
+	hold_scheduler(0);
+	my $back = wait_until(sub { on_node($pid, $home) }, 10);
+	ok($back, "...it runs on node $home again, its home's CPUs idle (last CPU " . (last_cpu($pid) // '?') . ')');
 	cmp_ok($homecomings->(), '>', $before, '...brought by numasched (numasched_stats.homecomings)');
 	is(kernel_cpus($pid), $all_cpus, '...and may run on every CPU again');
 	stop_busy($s, $pid);
@@ -107,26 +126,21 @@ SKIP:
 # --- each on the other's home, no CPU idle: they trade places -------------
 SKIP:
 {
-	skip 'needs as many CPUs on the first and the last node', 2 if @first_cpus != @last_cpus;
+	skip 'needs two nodes of as many CPUs', 3 if @with_cpus != 2 || @first_cpus != @last_cpus;
 	my $before = $homecomings->();
-	my (@first_busy, @last_busy);
-	push @first_busy, [ busy_on($first) ] for @first_cpus;
-	push @last_busy, [ busy_on($last) ] for @last_cpus;
-	system("taskset -p -c " . join(',', @last_cpus) . " $_->[1] >/dev/null") for @first_busy;
-	system("taskset -p -c " . join(',', @first_cpus) . " $_->[1] >/dev/null") for @last_busy;
-	my $away = wait_until(sub { !grep { !on_node($_->[1], $last) } @first_busy }, 10) &&
-	  wait_until(sub { !grep { !on_node($_->[1], $first) } @last_busy }, 10);
-	system("taskset -p -c $all_cpus $_->[1] >/dev/null") for @first_busy, @last_busy;
-	my $traded = wait_until(
-		sub {
-			!grep { !on_node($_->[1], $first) } @first_busy and !grep { !on_node($_->[1], $last) } @last_busy;
-		},
-		15);
-	ok($away && $traded,
-		"every CPU busy, each backend sent to the other node: all back home "
-		  . join(', ', map { "$_->[1] on " . (last_cpu($_->[1]) // '?') } @first_busy, @last_busy));
-	cmp_ok($homecomings->(), '>=', $before + 2, '...traded by numasched (homecomings ' . ($homecomings->() - $before) . ')');
-	stop_busy(@$_) for @first_busy, @last_busy;
+	my @busy = map { [ busy() ] } 1 .. @first_cpus + @last_cpus;
+	my %homes;
+	$homes{ $_->[2] }++ for @busy;
+	skip 'numasched did not place as many on each node', 3 if ($homes{$first} // 0) != @first_cpus;
+	hold_scheduler(1);
+	system("taskset -p -c " . (home_and_away($_->[2]))[1] . " $_->[1] >/dev/null") for @busy;
+	my $sent = grep { on_node($_->[1], (home_and_away($_->[2]))[0]) } @busy;
+	is($sent, scalar @busy, 'every CPU busy, each backend sent to the other node runs there');
+	hold_scheduler(0);
+	my $traded = wait_until(sub { !grep { !on_node($_->[1], $_->[2]) } @busy }, 15);
+	ok($traded, 'all are back home: ' . join(', ', map { "$_->[1] (home $_->[2]) on CPU " . (last_cpu($_->[1]) // '?') } @busy));
+	cmp_ok($homecomings->(), '>=', $before + @busy, '...traded by numasched (homecomings ' . ($homecomings->() - $before) . ')');
+	stop_busy(@$_) for @busy;
 }
 
 # --- a parallel query's worker beside its leader while its node has room -----
