@@ -28,15 +28,43 @@ is_away(const ns_away *a)
 	return a->cpu >= 0 && !ns_cpuset_empty(&a->home) && !ns_cpuset_test(&a->home, a->cpu);
 }
 
-/* One of the first n away on a CPU of i's home whose home holds i's CPU; -1: none. */
-static int
-partner_of(int i, int n, const ns_away *away, const int *to_cpu)
+static bool
+in_cycle(int j, const int *cycle, int len)
 {
-	for (int j = 0; j < n; j++)
-		if (j != i && to_cpu[j] < 0 && is_away(&away[j]) &&
-			ns_cpuset_test(&away[i].home, away[j].cpu) && ns_cpuset_test(&away[j].home, away[i].cpu))
-			return j;
-	return -1;
+	for (int k = 0; k < len; k++)
+		if (cycle[k] == j)
+			return true;
+	return false;
+}
+
+/*
+ * From process i, each next one away on a CPU of the last one's home,
+ * until one whose home holds i's CPU: the members, in cycle[], each to go
+ * to the next one's CPU and the last to i's; their count, or 0 where the
+ * chain ends first (the first such next one is followed, no other).
+ */
+static int
+cycle_from(int i, int n, const ns_away *away, const int *to_cpu, int *cycle)
+{
+	int			len = 0;
+
+	cycle[len++] = i;
+	while (len < NS_HOMING_MAX_CYCLE)
+	{
+		int			last = cycle[len - 1];
+		int			next = -1;
+
+		for (int j = 0; j < n && next < 0; j++)
+			if (to_cpu[j] < 0 && is_away(&away[j]) && !in_cycle(j, cycle, len) &&
+				ns_cpuset_test(&away[last].home, away[j].cpu))
+				next = j;
+		if (next < 0)
+			return 0;
+		cycle[len++] = next;
+		if (ns_cpuset_test(&away[next].home, away[i].cpu))
+			return len;
+	}
+	return 0;
 }
 
 int
@@ -51,7 +79,8 @@ ns_choose_homecomings(const ns_cpuset *idle, int n, const ns_away *away, int *to
 	{
 		ns_cpuset	mine;
 		int			cpu;
-		int			j;
+		int			cycle[NS_HOMING_MAX_CYCLE];
+		int			len;
 
 		if (to_cpu[i] >= 0 || !is_away(&away[i]))
 			continue;
@@ -62,11 +91,11 @@ ns_choose_homecomings(const ns_cpuset *idle, int n, const ns_away *away, int *to
 			ns_cpuset_clear(&left, cpu);
 			going++;
 		}
-		else if ((j = partner_of(i, n, away, to_cpu)) >= 0)
+		else if ((len = cycle_from(i, n, away, to_cpu, cycle)) > 0)
 		{
-			to_cpu[i] = away[j].cpu;
-			to_cpu[j] = away[i].cpu;
-			going += 2;
+			for (int k = 0; k < len; k++)
+				to_cpu[cycle[k]] = away[cycle[(k + 1) % len]].cpu;
+			going += len;
 		}
 	}
 	return going;

@@ -1185,6 +1185,17 @@ test_homing(void)
 		   "homing: the first away takes the partner on its home CPUs; the next finds none and stays");
 	ns_cpuset_zero(&away[3].home);
 	is_int(ns_choose_homecomings(&idle, 4, away, to_cpu), 0, "homing: one whose home is not known is left alone");
+	/* a ring of three, one CPU a node: home 0 on 1, home 1 on 2, home 2 on 0 */
+	for (int i = 0; i < 3; i++)
+	{
+		ns_cpuset_zero(&away[i].home);
+		ns_cpuset_set(&away[i].home, i);
+		away[i].cpu = (i + 1) % 3;
+	}
+	is_int(ns_choose_homecomings(&idle, 3, away, to_cpu), 3, "homing: a ring of three away moves round, nothing idle");
+	tap_ok(to_cpu[0] == 0 && to_cpu[1] == 1 && to_cpu[2] == 2, "homing: ...each to its home CPU");
+	away[2].cpu = 3;			/* the ring broken: 0's CPU is nobody's home */
+	is_int(ns_choose_homecomings(&idle, 3, away, to_cpu), 0, "homing: a chain that does not close moves nobody");
 }
 
 int
