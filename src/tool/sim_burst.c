@@ -459,7 +459,8 @@ run_groups(burst_sim *sim, int tick)
  * numasched's look under preferred (homing.c, ns_choose_homecomings): a
  * task running away from its memory's node while a CPU there was idle
  * through the whole look goes back to it, one per such CPU; two running
- * each on the other's node trade places.
+ * each on the other's node trade places (the extension also moves longer
+ * rings round; the model, without a CPU per task, does not).
  */
 static void
 home_tick(burst_sim *sim)
