@@ -86,7 +86,8 @@ numasched_homing_start(void)
 }
 
 /*
- * Up to MAX_READS_PER_LOOK normal bound processes that may be running, from
+ * Up to MAX_READS_PER_LOOK normal bound processes that may be running and
+ * may run away from home (not one whose class keeps it on its node), from
  * where the last look stopped: the ones to read.  Lock held.
  */
 static int
@@ -100,12 +101,18 @@ choose_candidates_locked(void)
 		int			i = (next_slot + step) % nslots;
 		numasched_slot *slot = &numasched_slots[i];
 		uint32		waiting;
+		ns_cpuset	home;
+		ns_cpuset	elsewhere;
 
 		if (slot->pid == 0 || slot->group < 0 || slot->background || !slot->bound)
 			continue;
 		/* one waiting for its client or for work runs nowhere */
 		waiting = ProcGlobal->allProcs[i].wait_event_info & 0xFF000000;
 		if (waiting == PG_WAIT_CLIENT || waiting == PG_WAIT_ACTIVITY)
+			continue;
+		ns_home_cpus(numasched_shared_plan(), slot->group, numasched_slot_home(slot), &home);
+		ns_cpuset_andnot(&elsewhere, &slot->told, &home);
+		if (ns_cpuset_empty(&elsewhere))
 			continue;
 		candidates[n].slot = i;
 		candidates[n].pid = slot->pid;
