@@ -7,15 +7,16 @@
  * its waiting work an idle CPU of another node within a tick or two; it does
  * not bring it back (core/ns_homing.h).  Every NUMASCHED_HOMING_LOOK_MS,
  * the processes not waiting for their client or for something to do
- * (their wait event) are read (/proc/PID/stat), at most MAX_READS_PER_LOOK
- * a look, the next going on from there: one running or waiting to run away
- * from its home CPUs while one of them was idle through the look
- * (/proc/stat) is bound to that CPU alone, which moves it there at once,
- * and then to its CPUs again, which leaves it there; two each on the
- * other's home CPUs trade places the same way.  Their memory stayed at
- * home meanwhile (memory.c gives it their home node's).  Nothing is read
- * while no CPU idled at all since the last look and nobody was away at it:
- * the kernel moves work to another node only onto an idle CPU.
+ * (their wait event) and whose mask reaches beyond their home are read
+ * (/proc/PID/stat), at most MAX_READS_PER_LOOK a look, the next going on
+ * from there: one running or waiting to run away from its home CPUs while
+ * one of them was idle through the look (/proc/stat) is bound to that CPU
+ * alone, which moves it there at once, and then to its CPUs again, which
+ * leaves it there; processes each on the next one's home CPUs (a pair, a
+ * ring) move round the same way.  Their memory stayed at home meanwhile
+ * (memory.c gives it their home node's).  Nothing is read while no CPU
+ * idled at all since the last look and nobody was away at it: the kernel
+ * moves work to another node only onto an idle CPU.
  */
 #include "postgres.h"
 
