@@ -39,6 +39,7 @@ plan_bursts_main(int argc, char **argv)
 	burst_result results[NBURST_POLICIES];
 	bool		json = false;
 	bool		strict = false; /* the extension's default: preferred */
+	int			first;			/* the first policy run */
 	int			o;
 
 	ns_settings_default(&env.settings);
@@ -95,7 +96,8 @@ plan_bursts_main(int argc, char **argv)
 	plan_env_load(&env);
 	env.plan->groups_share_node = !strict;
 	/* node_binding = preferred takes effect with group_binding = preferred only */
-	for (int p = strict ? BURST_STRICT : 0; p < NBURST_POLICIES; p++)
+	first = strict ? BURST_STRICT : BURST_PREFERRED;
+	for (int p = first; p < NBURST_POLICIES; p++)
 		sim_bursts(env.plan, &env.settings, &opt, p, &results[p]);
 
 	if (json)
@@ -104,14 +106,14 @@ plan_bursts_main(int argc, char **argv)
 			   "\"workers\":%d,\"parallel_rate\":%d,\"policies\":[",
 			   (unsigned long long) opt.seed, opt.ticks, env.plan->ngroups, opt.burst_ms,
 			   opt.utilisation, opt.workers, opt.parallel_rate);
-		for (int p = strict ? BURST_STRICT : 0; p < NBURST_POLICIES; p++)
+		for (int p = first; p < NBURST_POLICIES; p++)
 		{
 			burst_result *r = &results[p];
 
 			printf("%s{\"policy\":\"%s\",\"cpu_ms\":%.0f,\"lost_work_percent\":%.4f,"
 				   "\"waited_percent\":%.4f,\"locality_percent\":%.3f,\"cross_node\":%ld,\"lends\":%ld,"
 				   "\"visits\":%ld,\"homecomings\":%ld,\"latency_p99_ms\":%.1f,\"latency_mean_ms\":%.2f}",
-				   p > (strict ? BURST_STRICT : 0) ? "," : "", burst_policy_names[p], r->demand, share(r->lost, r->demand),
+				   p > first ? "," : "", burst_policy_names[p], r->demand, share(r->lost, r->demand),
 				   share(r->waited, r->demand), share(r->local, r->demand), r->cross_node, r->lends,
 				   r->visits, r->homecomings, r->latency_p99, r->latency_mean);
 		}
@@ -123,7 +125,7 @@ plan_bursts_main(int argc, char **argv)
 			   env.plan->ngroups, opt.burst_ms, opt.parallel_rate / 10, opt.workers, opt.utilisation, opt.ticks);
 		printf("%-10s %10s %9s %9s %11s %7s %7s %7s %9s %9s\n", "policy", "lost work", "waited", "local",
 			   "cross-node", "lends", "visits", "homing", "p99 ms", "mean ms");
-		for (int p = strict ? BURST_STRICT : 0; p < NBURST_POLICIES; p++)
+		for (int p = first; p < NBURST_POLICIES; p++)
 		{
 			burst_result *r = &results[p];
 

@@ -102,7 +102,6 @@ choose_candidates_locked(void)
 		int			i = (next_slot + step) % nslots;
 		numasched_slot *slot = &numasched_slots[i];
 		uint32		waiting;
-		ns_cpuset	home;
 		ns_cpuset	elsewhere;
 
 		if (slot->pid == 0 || slot->group < 0 || slot->background || !slot->bound)
@@ -111,8 +110,8 @@ choose_candidates_locked(void)
 		waiting = ProcGlobal->allProcs[i].wait_event_info & 0xFF000000;
 		if (waiting == PG_WAIT_CLIENT || waiting == PG_WAIT_ACTIVITY)
 			continue;
-		ns_home_cpus(numasched_shared_plan(), slot->group, numasched_slot_home(slot), &home);
-		ns_cpuset_andnot(&elsewhere, &slot->told, &home);
+		ns_home_cpus(numasched_shared_plan(), slot->group, numasched_slot_home(slot), &away[n].home);
+		ns_cpuset_andnot(&elsewhere, &slot->told, &away[n].home);
 		if (ns_cpuset_empty(&elsewhere))
 			continue;
 		candidates[n].slot = i;
@@ -125,7 +124,7 @@ choose_candidates_locked(void)
 	return n;
 }
 
-/* Those of the candidates running or waiting to run: into away[], their count. */
+/* Those of the candidates running or waiting to run, kept in place with where they ran; their count. */
 static int
 read_candidates(int n)
 {
@@ -139,6 +138,8 @@ read_candidates(int n)
 		if (!numasched_read_where(candidates[k].slot, candidates[k].pid, &runnable, &cpu) || !runnable)
 			continue;
 		candidates[nrunning] = candidates[k];
+		if (nrunning != k)
+			away[nrunning].home = away[k].home;
 		away[nrunning].cpu = cpu;
 		nrunning++;
 	}
@@ -146,12 +147,12 @@ read_candidates(int n)
 }
 
 /*
- * The home CPUs of the processes read, as their books say now (none for
- * one gone, moved or rebound since it was read); how many run away from
- * them.  Lock held.
+ * The processes read that are still what their books said when chosen (one
+ * gone, moved or rebound since, its home emptied, is left alone); how many
+ * of them run away from their home CPUs.  Lock held.
  */
 static int
-fill_homes_locked(int n)
+forget_changed_locked(int n)
 {
 	int			naway = 0;
 
@@ -159,12 +160,10 @@ fill_homes_locked(int n)
 	{
 		numasched_slot *slot = &numasched_slots[candidates[k].slot];
 
-		ns_cpuset_zero(&away[k].home);
-		if (slot->pid != candidates[k].pid || slot->group < 0 || slot->background || !slot->bound ||
-			slot->cpus_seq != candidates[k].cpus_seq)
-			continue;
-		ns_home_cpus(numasched_shared_plan(), slot->group, numasched_slot_home(slot), &away[k].home);
-		naway += away[k].cpu >= 0 && !ns_cpuset_test(&away[k].home, away[k].cpu);
+		if (slot->pid != candidates[k].pid || slot->cpus_seq != candidates[k].cpus_seq || !slot->bound)
+			ns_cpuset_zero(&away[k].home);
+		else
+			naway += away[k].cpu >= 0 && !ns_cpuset_test(&away[k].home, away[k].cpu);
 	}
 	return naway;
 }
@@ -244,7 +243,7 @@ numasched_homing_tick(bool *away_seen)
 		return NUMASCHED_HOMING_LOOK_MS;
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
-	*away_seen = away_last_look = fill_homes_locked(n) > 0;
+	*away_seen = away_last_look = forget_changed_locked(n) > 0;
 	if (*away_seen && ns_choose_homecomings(&idle, n, away, to_cpu) > 0)
 		brought = bring_home_locked(n);
 	numasched_release();		/* tells the kernel */
