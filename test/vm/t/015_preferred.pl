@@ -46,6 +46,19 @@ is($node->safe_psql('postgres', 'SHOW numasched.node_binding'), 'preferred', 'th
 
 my $homecomings = sub { $node->safe_psql('postgres', 'SELECT homecomings FROM numasched_stats') };
 
+# The scheduler held still while the kernel is told to move processes away,
+# so that they are seen away before it brings them home.
+my $scheduler = $node->safe_psql('postgres', "SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'");
+sub hold_scheduler { kill($_[0] ? 'STOP' : 'CONT', $scheduler) }
+
+# its home's CPUs, and another node's
+sub home_and_away
+{
+	my ($home) = @_;
+	my $away = $home == $first ? $last : $first;
+	return ($away, $cpus_of_node->{$away});
+}
+
 # A session busy in a loop that runs until it is cancelled, where numasched
 # placed it: (session, pid, its home node).
 sub busy
@@ -71,19 +84,6 @@ sub on_node
 	return defined $cpu && ($node_of_cpu->{$cpu} // -1) == $n;
 }
 
-# The scheduler held still while the kernel is told to move processes away,
-# so that they are seen away before it brings them home.
-my $scheduler = $node->safe_psql('postgres', "SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'");
-sub hold_scheduler { kill($_[0] ? 'STOP' : 'CONT', $scheduler) }
-
-# its home's CPUs, and another node's
-sub home_and_away
-{
-	my ($home) = @_;
-	my $away = $home == $first ? $last : $first;
-	return ($away, $cpus_of_node->{$away});
-}
-
 # --- the mask spans the nodes in reach; memory stays at home ----------------
 {
 	my $s = $node->background_psql('postgres');
@@ -96,6 +96,17 @@ sub home_and_away
 	is(heap_policy($pid), "prefer:$home", "...its memory policy is its home node's (numa_maps: prefer:$home), wherever it runs");
 	is($node->safe_psql('postgres', 'SELECT sum(statements) FROM numasched_groups'), '0',
 		'no statement is counted for lending: the kernel has every CPU in reach already');
+	# a visit: run on the other node (the scheduler held still), allocate there
+	my ($away, $away_cpus) = home_and_away($home);
+	hold_scheduler(1);
+	system("taskset -p -c $away_cpus $pid >/dev/null");
+	$s->query_safe("SET work_mem = '64MB'");
+	$s->query_safe('SELECT count(*) FROM (SELECT g FROM generate_series(1, 400000) g ORDER BY g DESC) s');
+	my $visited = on_node($pid, $away);
+	my ($share, $where) = private_on($pid, $home);
+	hold_scheduler(0);
+	ok($visited, "a backend of node $home sent to node $away ran its query there");
+	cmp_ok($share, '>=', 95, "...its private pages are on its home node $home all the same (numa_maps: $where)");
 	$s->quit;
 	# a class of one node keeps its sessions there
 	local $ENV{PGOPTIONS} = "-c numasched.nodes=$last";
