@@ -15,6 +15,48 @@ share(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
+/* The policies run, from the first, as a table or as one JSON object. */
+static void
+print_bursts(const plan_env *env, const burst_options *opt, const burst_result *results,
+			 int first, bool json)
+{
+	if (json)
+	{
+		printf("{\"seed\":%llu,\"ticks\":%d,\"groups\":%d,\"burst_ms\":%d,\"utilisation_percent\":%d,"
+			   "\"workers\":%d,\"parallel_rate\":%d,\"policies\":[",
+			   (unsigned long long) opt->seed, opt->ticks, env->plan->ngroups, opt->burst_ms,
+			   opt->utilisation, opt->workers, opt->parallel_rate);
+		for (int p = first; p < NBURST_POLICIES; p++)
+		{
+			const burst_result *r = &results[p];
+
+			printf("%s{\"policy\":\"%s\",\"cpu_ms\":%.0f,\"lost_work_percent\":%.4f,"
+				   "\"waited_percent\":%.4f,\"locality_percent\":%.3f,\"cross_node\":%ld,\"lends\":%ld,"
+				   "\"visits\":%ld,\"homecomings\":%ld,\"latency_p99_ms\":%.1f,\"latency_mean_ms\":%.2f}",
+				   p > first ? "," : "", burst_policy_names[p], r->demand, share(r->lost, r->demand),
+				   share(r->waited, r->demand), share(r->local, r->demand), r->cross_node, r->lends,
+				   r->visits, r->homecomings, r->latency_p99, r->latency_mean);
+		}
+		printf("]}\n");
+	}
+	else
+	{
+		printf("%d groups, bursts of %d ms of CPU (%d%% with %d workers) for %d%% of the CPUs, %d ticks of 1 ms\n",
+			   env->plan->ngroups, opt->burst_ms, opt->parallel_rate / 10, opt->workers, opt->utilisation, opt->ticks);
+		printf("%-10s %10s %9s %9s %11s %7s %7s %7s %9s %9s\n", "policy", "lost work", "waited", "local",
+			   "cross-node", "lends", "visits", "homing", "p99 ms", "mean ms");
+		for (int p = first; p < NBURST_POLICIES; p++)
+		{
+			const burst_result *r = &results[p];
+
+			printf("%-10s %9.3f%% %8.2f%% %8.2f%% %11ld %7ld %7ld %7ld %9.1f %9.2f\n", burst_policy_names[p],
+				   share(r->lost, r->demand), share(r->waited, r->demand), share(r->local, r->demand),
+				   r->cross_node, r->lends, r->visits, r->homecomings, r->latency_p99, r->latency_mean);
+		}
+		printf("lost work: CPU time that waited while a CPU in reach was idle, in %% of the CPU time run\n");
+	}
+}
+
 int
 plan_bursts_main(int argc, char **argv)
 {
@@ -100,41 +142,7 @@ plan_bursts_main(int argc, char **argv)
 	for (int p = first; p < NBURST_POLICIES; p++)
 		sim_bursts(env.plan, &env.settings, &opt, p, &results[p]);
 
-	if (json)
-	{
-		printf("{\"seed\":%llu,\"ticks\":%d,\"groups\":%d,\"burst_ms\":%d,\"utilisation_percent\":%d,"
-			   "\"workers\":%d,\"parallel_rate\":%d,\"policies\":[",
-			   (unsigned long long) opt.seed, opt.ticks, env.plan->ngroups, opt.burst_ms,
-			   opt.utilisation, opt.workers, opt.parallel_rate);
-		for (int p = first; p < NBURST_POLICIES; p++)
-		{
-			burst_result *r = &results[p];
-
-			printf("%s{\"policy\":\"%s\",\"cpu_ms\":%.0f,\"lost_work_percent\":%.4f,"
-				   "\"waited_percent\":%.4f,\"locality_percent\":%.3f,\"cross_node\":%ld,\"lends\":%ld,"
-				   "\"visits\":%ld,\"homecomings\":%ld,\"latency_p99_ms\":%.1f,\"latency_mean_ms\":%.2f}",
-				   p > first ? "," : "", burst_policy_names[p], r->demand, share(r->lost, r->demand),
-				   share(r->waited, r->demand), share(r->local, r->demand), r->cross_node, r->lends,
-				   r->visits, r->homecomings, r->latency_p99, r->latency_mean);
-		}
-		printf("]}\n");
-	}
-	else
-	{
-		printf("%d groups, bursts of %d ms of CPU (%d%% with %d workers) for %d%% of the CPUs, %d ticks of 1 ms\n",
-			   env.plan->ngroups, opt.burst_ms, opt.parallel_rate / 10, opt.workers, opt.utilisation, opt.ticks);
-		printf("%-10s %10s %9s %9s %11s %7s %7s %7s %9s %9s\n", "policy", "lost work", "waited", "local",
-			   "cross-node", "lends", "visits", "homing", "p99 ms", "mean ms");
-		for (int p = first; p < NBURST_POLICIES; p++)
-		{
-			burst_result *r = &results[p];
-
-			printf("%-10s %9.3f%% %8.2f%% %8.2f%% %11ld %7ld %7ld %7ld %9.1f %9.2f\n", burst_policy_names[p],
-				   share(r->lost, r->demand), share(r->waited, r->demand), share(r->local, r->demand),
-				   r->cross_node, r->lends, r->visits, r->homecomings, r->latency_p99, r->latency_mean);
-		}
-		printf("lost work: CPU time that waited while a CPU in reach was idle, in %% of the CPU time run\n");
-	}
+	print_bursts(&env, &opt, results, first, json);
 	plan_env_free(&env);
 	return 0;
 }
