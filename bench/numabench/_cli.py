@@ -82,6 +82,9 @@ def build_parser():
     m = sub.add_parser("merge", help="join sittings of one series (run --first-round) into one result")
     m.add_argument("files", nargs="+", metavar="RESULT.json")
     m.add_argument("--out", required=True, help="result directory for the joined series")
+    m.add_argument("--across-commits", action="store_true",
+                   help="join sittings that ran different commits (each sitting's is kept in the result; "
+                        "say why the difference leaves the measured path alone)")
     d = sub.add_parser("demo", help="build, install, and A/B baseline vs numasched (about 5 minutes)")
     d.add_argument("--pg-config", metavar="PATH", default="pg_config",
                    help="the PostgreSQL to build for and benchmark (default: the first pg_config on PATH)")

@@ -6,7 +6,9 @@ stand alone; a later one started with --first-round continues the numbering,
 the seeds and the A/B order where the last ended, and the joined rounds are
 the series a single run would have made.  Only like sittings join: the same
 workload, configurations and code on the same machine, no round twice; an
-interrupted sitting gives its complete rounds."""
+interrupted sitting gives its complete rounds.  --across-commits joins
+sittings of different commits, when their difference leaves the measured
+path alone: the result names them all."""
 
 import copy
 import os
@@ -30,7 +32,7 @@ def complete_rounds(doc):
     return sorted(set.intersection(*per_result)) if per_result else []
 
 
-def check_alike(first, doc, path):
+def check_alike(first, doc, path, across_commits=False):
     for key in SAME_RUN:
         if first.get(key) != doc.get(key):
             raise UsageError("refusing to merge unlike sittings: %s differs in %s (%s vs %s)"
@@ -40,6 +42,8 @@ def check_alike(first, doc, path):
         if bursty[0].get(key) != bursty[1].get(key):
             raise UsageError("refusing to merge unlike sittings: bursty %s differs in %s" % (key, path))
     for key in SAME_SYSTEM:
+        if key == "git_commit" and across_commits:
+            continue
         if first["system"].get(key) != doc["system"].get(key):
             raise UsageError("refusing to merge unlike sittings: system %s differs in %s (%s vs %s)"
                              % (key, path, first["system"].get(key), doc["system"].get(key)))
@@ -56,7 +60,7 @@ def cmd_merge(args):
     merged["sittings"] = []
     seen = {}
     for path, doc in zip(args.files, docs):
-        check_alike(first, doc, path)
+        check_alike(first, doc, path, args.across_commits)
         rounds = complete_rounds(doc)
         if not rounds:
             raise UsageError("%s has no complete round" % path)
@@ -70,6 +74,7 @@ def cmd_merge(args):
                           if y["configuration"] == x["configuration"] and y["clients"] == x["clients"])
             x["runs"] += [r for r in source["runs"] if r["run"] in rounds]
         merged["sittings"].append({"file": os.path.abspath(path), "date": doc["system"].get("date"),
+                                   "git_commit": doc["system"].get("git_commit"),
                                    "rounds": rounds, "complete": bool(doc.get("complete")),
                                    "bursty": doc.get("bursty")})
         log("%s: rounds %d-%d, %d complete%s" % (path, rounds[0], rounds[-1], len(rounds),
@@ -77,6 +82,12 @@ def cmd_merge(args):
     for x in merged["results"]:
         x["runs"].sort(key=lambda r: r["run"])
         x["summary"] = summarise(x["runs"], merged["trim"])
+    commits = list(dict.fromkeys(s["git_commit"] for s in merged["sittings"]))
+    if len(commits) > 1:
+        # the joined series names every commit it ran, never one of them alone
+        merged["system"]["git_commit"] = "+".join(str(c) for c in commits)
+        log("the sittings ran %d commits (%s), joined as asked (--across-commits)"
+            % (len(commits), ", ".join(str(c) for c in commits)))
     merged["runs"] = len(seen)
     merged["first_round"] = min(seen)
     merged["paired"] = paired_all(merged)

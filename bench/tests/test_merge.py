@@ -40,11 +40,11 @@ class Merge(unittest.TestCase):
             json.dump(doc, f)
         return path
 
-    def merge(self, *paths):
+    def merge(self, *paths, options=()):
         out = os.path.join(self.dir, "out")
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            status = cli.main(["merge", "--out", out] + list(paths))
+            status = cli.main(["merge", "--out", out] + list(options) + list(paths))
         result = None
         if status == 0:
             with open(os.path.join(out, "results.json")) as f:
@@ -95,6 +95,20 @@ class Merge(unittest.TestCase):
         status, _, err = self.merge(one)
         self.assertEqual(status, 2)
         self.assertIn("two or more", err)
+
+    def test_across_commits_joins_and_names_them(self):
+        one = self.write("1.json", sitting([1], [100], [100]))
+        other_code = self.write("2.json", sitting([2], [100], [200], commit="def"))
+        other_settings = self.write("3.json", sitting([2], [100], [100], commit="def", settings_b={"x": "1"}))
+        status, doc, err = self.merge(one, other_code, options=["--across-commits"])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(doc["runs"], 2)
+        self.assertEqual(doc["system"]["git_commit"], "abc+def")
+        self.assertEqual([s["git_commit"] for s in doc["sittings"]], ["abc", "def"])
+        # only the commit may differ
+        status, _, err = self.merge(one, other_settings, options=["--across-commits"])
+        self.assertEqual(status, 2)
+        self.assertIn("configurations differs", err)
 
     def test_first_round_must_be_positive(self):
         err = io.StringIO()
