@@ -48,28 +48,51 @@ make -s -C test unit fuzz >/dev/null || { echo "test build failed"; exit 1; }
 passed=0
 failed=0
 failures=()
+failing=()
+# A step's output is kept too: a failed step's failing checks are repeated at
+# the end, where a CI log's tail shows them.  The step runs in a subshell of
+# the pipeline, so what it must leave behind goes to files (scratch_dir).
 step() {
-	local name=$1 started=$SECONDS
+	local name=$1 started=$SECONDS log status
 	shift
 	echo "== $name"
-	if "$@"; then
+	log=$(mktemp /tmp/numasched-step-XXXXXX)
+	"$@" 2>&1 | tee "$log"
+	status=${PIPESTATUS[0]}
+	if [ "$status" = 0 ]; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
 		failures+=("$name")
+		failing+=("$(failing_checks <"$log")")
 	fi
+	rm -f "$log"
 	echo "-- $((SECONDS - started)) s"
+}
+
+# The lines of a step's output that say what failed: TAP's failures and their
+# diagnostics, prove's verdicts, the VM runner's and the builds' complaints
+failing_checks() {
+	grep -E '^[[:space:]]*(not ok|# +Failed test|# +(got|expected):|# +at .* line|Bail out|Dubious|Parse errors|No plan|Failed [0-9]+/)|^run\.sh: |build against|failed$' |
+		head -n 30
+}
+
+# A directory for a step's scratch copy, removed when the run ends
+scratch_list=$(mktemp /tmp/numasched-scratches-XXXXXX)
+scratch_dir() {
+	local dir
+	dir=$(mktemp -d "/tmp/$1-XXXXXX") || return 1
+	echo "$dir" >>"$scratch_list"
+	echo "$dir"
 }
 
 # pg_regress and the TAP tests against PostgreSQL 17, 18 or 19, put together by
 # test/pg_major.sh, as postgres in a scratch copy of the tree: numasched is
 # built against their headers (no warning allowed) and installed into them.
-scratches=()
 pg_suite() {
 	local major=$1 pg_config scratch
 	pg_config=$(bash test/pg_major.sh "$major") || return 1
-	scratch=$(mktemp -d "/tmp/numasched-test-$major-XXXXXX")
-	scratches+=("$scratch")
+	scratch=$(scratch_dir "numasched-test-$major") || return 1
 	copy_tree "$scratch"
 	chown -R postgres: "$scratch"
 	build_quietly runuser -u postgres -- make -s -C "$scratch" PG_CONFIG="$pg_config" \
@@ -94,8 +117,7 @@ debian_package() {
 		make -s installcheck
 		return
 	fi
-	scratch=$(mktemp -d /tmp/numasched-deb-XXXXXX)
-	scratches+=("$scratch")
+	scratch=$(scratch_dir numasched-deb) || return 1
 	copy_tree "$scratch/numasched"
 	if ! (cd "$scratch/numasched" && dpkg-buildpackage -b -us -uc) >"$scratch/build.log" 2>&1; then
 		tail -n 40 "$scratch/build.log"
@@ -147,8 +169,7 @@ background_by_sched_idle() {
 		echo "no $knob to switch off: the TAP runs above tested the one way this kernel has"
 		return 0
 	fi
-	scratch=$(mktemp -d /tmp/numasched-idle-XXXXXX)
-	scratches+=("$scratch")
+	scratch=$(scratch_dir numasched-idle) || return 1
 	copy_tree "$scratch"
 	chown -R postgres: "$scratch"
 	was=$(cat "$knob")
@@ -179,8 +200,7 @@ background_by_cgroup() {
 	fi
 	cg="$mnt/numasched-test-$$"
 	mkdir "$cg" && chown -R postgres: "$cg" || return 1
-	scratch=$(mktemp -d /tmp/numasched-cgroup-XXXXXX)
-	scratches+=("$scratch")
+	scratch=$(scratch_dir numasched-cgroup) || return 1
 	copy_tree "$scratch"
 	chown -R postgres: "$scratch"
 	# the shell joins the cgroup, then becomes postgres: all the tests start is in it
@@ -200,8 +220,7 @@ background_by_cgroup() {
 companion_vm() {
 	local root scratch loader
 	root=$(bash test/libbpf_sid.sh) || return 1
-	scratch=$(mktemp -d /tmp/numasched-scx-sid-XXXXXX)
-	scratches+=("$scratch")
+	scratch=$(scratch_dir numasched-scx-sid) || return 1
 	copy_tree "$scratch"
 	build_quietly make -s -C "$scratch" numasched-scx SCX_LIBBPF_ROOT="$root" ||
 		{ echo "numasched-scx did not build against sid's libbpf"; return 1; }
@@ -251,8 +270,12 @@ else
 	echo "== multi-node VM checks skipped: they need root (9p root share)"
 fi
 
-((${#scratches[@]})) && rm -rf "${scratches[@]}"
+xargs -r rm -rf <"$scratch_list"
+rm -f "$scratch_list"
 echo
-for f in "${failures[@]}"; do echo "FAILED: $f"; done
+for i in "${!failures[@]}"; do
+	echo "FAILED: ${failures[i]}"
+	[ -n "${failing[i]}" ] && sed 's/^/    /' <<<"${failing[i]}"
+done
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
