@@ -67,6 +67,8 @@ sub busy
 	my $pid = $session->query_safe('SELECT pg_backend_pid()');
 	my $home = $node->safe_psql('postgres', "SELECT node FROM numasched_processes WHERE pid = $pid");
 	$session->query_until(qr/started/, "\\echo started\nSELECT spin(2000000000);\n");
+	# psql said "started" before it sent the query: busy once the backend runs
+	wait_until(sub { runnable($pid) }, 10);
 	return ($session, $pid, $home);
 }
 
@@ -122,10 +124,11 @@ sub on_node
 	my $before = $homecomings->();
 	my ($s, $pid, $home) = busy();
 	my ($away, $away_cpus) = home_and_away($home);
-	# the kernel is told to run it on the other node alone, which it does at once
+	# the kernel is told to run it on the other node alone: at once if it runs,
+	# at its wakeup if its query has not reached it yet
 	hold_scheduler(1);
 	system("taskset -p -c $away_cpus $pid >/dev/null");
-	ok(on_node($pid, $away), "a busy backend of node $home runs on node $away once sent there");
+	ok(wait_until(sub { on_node($pid, $away) }, 10), "a busy backend of node $home runs on node $away once sent there");
 	hold_scheduler(0);
 	my $back = wait_until(sub { on_node($pid, $home) }, 10);
 	ok($back, "...it runs on node $home again, its home's CPUs idle (last CPU " . (last_cpu($pid) // '?') . ')');
@@ -145,8 +148,9 @@ SKIP:
 	skip 'numasched did not place as many on each node', 3 if ($homes{$first} // 0) != @first_cpus;
 	hold_scheduler(1);
 	system("taskset -p -c " . (home_and_away($_->[2]))[1] . " $_->[1] >/dev/null") for @busy;
-	my $sent = grep { on_node($_->[1], (home_and_away($_->[2]))[0]) } @busy;
-	is($sent, scalar @busy, 'every CPU busy, each backend sent to the other node runs there');
+	my $sent = sub { scalar grep { on_node($_->[1], (home_and_away($_->[2]))[0]) } @busy };
+	wait_until(sub { $sent->() == @busy }, 10);
+	is($sent->(), scalar @busy, 'every CPU busy, each backend sent to the other node runs there');
 	hold_scheduler(0);
 	my $traded = wait_until(sub { !grep { !on_node($_->[1], $_->[2]) } @busy }, 15);
 	ok($traded, 'all are back home: ' . join(', ', map { "$_->[1] (home $_->[2]) on CPU " . (last_cpu($_->[1]) // '?') } @busy));
