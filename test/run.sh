@@ -73,7 +73,7 @@ step() {
 # The lines of a step's output that say what failed: TAP's failures and their
 # diagnostics, prove's verdicts, the VM runner's and the builds' complaints
 failing_checks() {
-	grep -E '^[[:space:]]*(not ok|# +Failed test|# +(got|expected):|# +at .* line|Bail out|Dubious|Parse errors|No plan|Failed [0-9]+/)|^run\.sh: |build against|failed$' |
+	grep -E '^[[:space:]]*(not ok|# +Failed test|# +(got|expected):|# +at .* line|Bail out|Dubious|Parse errors|No plan|Failed [0-9]+/|Failed tests?:)|\(Wstat: [1-9]|^run\.sh: |build against|failed$' |
 		head -n 30
 }
 
