@@ -188,6 +188,27 @@ def numasched_counters(cluster):
     return {k: v for k, v in row.items() if isinstance(v, int)}
 
 
+def scheduler_cpu(cluster):
+    """(pid, ns) of numasched's scheduler worker: the CPU time it has run
+    (/proc/PID/schedstat), or None where it does not run."""
+    if "numasched" not in cluster.settings.get("shared_preload_libraries", ""):
+        return None
+    pid = cluster.psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'")
+    try:
+        with open("/proc/%s/schedstat" % pid) as f:
+            return pid, int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def scheduler_cpu_ms(before, after):
+    """The scheduler worker's CPU time between two scheduler_cpu() reads, in
+    ms; None unless both read the same process."""
+    if before is None or after is None or before[0] != after[0]:
+        return None
+    return (after[1] - before[1]) / 1e6
+
+
 def numasched_workloads(cluster):
     """Where each role's processes run (numasched_workloads), or None where
     numasched is not loaded."""

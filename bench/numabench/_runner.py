@@ -22,7 +22,7 @@ from . import _companion
 from ._workloads import TWO_ROLES, bursty_rate, load_data, size_bursts, stage_workloads, workload_files
 from ._config import parse_config, system_overview
 from ._evidence import (CpuSampler, allowed, node_cpus, numasched_counters, numastat_delta,
-    parse_cpu_list, read_numastat, sample_server)
+    parse_cpu_list, read_numastat, sample_server, scheduler_cpu, scheduler_cpu_ms)
 from ._summary import paired_all, summarise
 from ._output import write_outputs
 
@@ -39,6 +39,8 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None):
     threads = max(1, min(clients, os.cpu_count() or 1))
     cpus_of = node_cpus()
     numastat_before, stats_before = read_numastat(), numasched_counters(cluster)
+    # what numasched's own worker costs: its CPU time over the run
+    scheduler_before = scheduler_cpu(cluster)
     # where the server's private memory is, sampled near the end of the run
     # (pgbench's backends are gone once it returns)
     locality, workloads, pinned = {}, [], {}
@@ -90,6 +92,9 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None):
     if stats_before is not None:
         after = numasched_counters(cluster)
         numa["numasched_stats"] = {k: after[k] - stats_before.get(k, 0) for k in after}
+    scheduler_ms = scheduler_cpu_ms(scheduler_before, scheduler_cpu(cluster))
+    if scheduler_ms is not None:
+        numa["scheduler_cpu_ms"] = scheduler_ms
     summary = parse_summary(r.stdout)
     lines = []
     for path in glob.glob(prefix + ".*"):

@@ -66,6 +66,9 @@ def summarise_numa(numa):
     stats = [n["numasched_stats"] for n in numa if "numasched_stats" in n]
     if stats:
         out["numasched_stats"] = {k: sum(s.get(k, 0) for s in stats) for k in stats[0]}
+    scheduler = [n["scheduler_cpu_ms"] for n in numa if "scheduler_cpu_ms" in n]
+    if scheduler:
+        out["scheduler_cpu_ms_per_run"] = mean(scheduler)
     return out
 
 
@@ -78,8 +81,11 @@ def numa_line(summary):
         parts.append("kernel allocations local %.1f%%" % summary["kernel_local_percent"])
     stats = summary.get("numasched_stats")
     if stats:
-        parts.append("numasched: %d placed, %d moves, %d pages migrated" % (
-            stats.get("placements", 0), stats.get("moves", 0), stats.get("pages_migrated", 0)))
+        parts.append("numasched: %d placed, %d moves, %d homecomings, %d pages migrated" % (
+            stats.get("placements", 0), stats.get("moves", 0), stats.get("homecomings", 0),
+            stats.get("pages_migrated", 0)))
+    if summary.get("scheduler_cpu_ms_per_run") is not None:
+        parts.append("its scheduler's CPU %.0f ms a run" % summary["scheduler_cpu_ms_per_run"])
     return "  numa: " + "; ".join(parts) if parts else None
 
 

@@ -49,16 +49,27 @@ class NumaEvidence(unittest.TestCase):
 
     def test_summary(self):
         numa = [{"numastat": {"0": {"local_node": 90, "other_node": 10}}, "private_memory": {"percent": 80.0},
-                 "numasched_stats": {"placements": 2, "moves": 1, "pages_migrated": 5}},
+                 "numasched_stats": {"placements": 2, "moves": 1, "homecomings": 7, "pages_migrated": 5},
+                 "scheduler_cpu_ms": 30.0},
                 {"numastat": {"0": {"local_node": 60, "other_node": 40}}, "private_memory": {"percent": 100.0},
-                 "numasched_stats": {"placements": 3, "moves": 0, "pages_migrated": 0}}]
+                 "numasched_stats": {"placements": 3, "moves": 0, "homecomings": 4, "pages_migrated": 0},
+                 "scheduler_cpu_ms": 50.0}]
         s = summary.summarise_numa(numa)
         self.assertAlmostEqual(s["kernel_local_percent"], 75.0)
         self.assertAlmostEqual(s["private_on_own_node_percent"], 90.0)
-        self.assertEqual(s["numasched_stats"], {"placements": 5, "moves": 1, "pages_migrated": 5})
+        self.assertEqual(s["numasched_stats"], {"placements": 5, "moves": 1, "homecomings": 11, "pages_migrated": 5})
+        self.assertAlmostEqual(s["scheduler_cpu_ms_per_run"], 40.0)
         self.assertEqual(summary.numa_line(s), "  numa: private pages on their process's node 90.0%; kernel "
-                         "allocations local 75.0%; numasched: 5 placed, 1 moves, 5 pages migrated")
+                         "allocations local 75.0%; numasched: 5 placed, 1 moves, 11 homecomings, 5 pages migrated; "
+                         "its scheduler's CPU 40 ms a run")
         self.assertEqual(summary.summarise_numa([]), {})
+
+    def test_scheduler_cpu(self):
+        # a delta only between two reads of the same worker (a restarted
+        # scheduler's count starts again)
+        self.assertAlmostEqual(evidence.scheduler_cpu_ms(("41", 2_000_000), ("41", 14_500_000)), 12.5)
+        self.assertIsNone(evidence.scheduler_cpu_ms(("41", 2_000_000), ("57", 14_500_000)))
+        self.assertIsNone(evidence.scheduler_cpu_ms(None, ("41", 1)))
 
 
 if __name__ == "__main__":

@@ -85,8 +85,12 @@ class WithServers(unittest.TestCase):
                 self.assertGreater(r["numa"]["private_memory"]["private_pages"], 0)
                 if x["configuration"] == "b":
                     self.assertGreaterEqual(r["numa"]["numasched_stats"]["placements"], 1)
+                    # its worker's CPU time, read from /proc: it woke at least once
+                    self.assertGreater(r["numa"]["scheduler_cpu_ms"], 0)
+                    self.assertLess(r["numa"]["scheduler_cpu_ms"], 2000)
                 else:
                     self.assertNotIn("numasched_stats", r["numa"])
+                    self.assertNotIn("scheduler_cpu_ms", r["numa"])
             self.assertIsNotNone(x["summary"]["private_on_own_node_percent"])
         self.assertIn("numa: private pages on their process's node", table)
         # what the kernel let each of them use, read from /proc during every run
