@@ -42,6 +42,10 @@ def build_parser():
     r.add_argument("--first-round", type=int, default=1, metavar="N",
                    help="number the rounds from N (their seeds and A/B order too): a later sitting of a "
                         "series, to join with numabench merge")
+    r.add_argument("--restart-each-round", action="store_true",
+                   help="stop and start every server before each round after the first: what a server's "
+                        "lifetime fixes (where its postmaster and background processes run, their memory) "
+                        "then varies from round to round instead of staying with one configuration")
     r.add_argument("--scale", type=int, default=10, help="pgbench scale; analytic: 300k lineitem rows per unit")
     r.add_argument("--trim", action="store_true", help="trim outliers (1%% rule), keeping them marked")
     r.add_argument("--warmup", type=int, default=5,

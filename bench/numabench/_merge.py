@@ -37,6 +37,10 @@ def check_alike(first, doc, path, across_commits=False):
         if first.get(key) != doc.get(key):
             raise UsageError("refusing to merge unlike sittings: %s differs in %s (%s vs %s)"
                              % (key, path, first.get(key), doc.get(key)))
+    # a sitting from before the option restarted nothing
+    if bool(first.get("restart_each_round")) != bool(doc.get("restart_each_round")):
+        raise UsageError("refusing to merge unlike sittings: one restarted its servers each round, %s %s"
+                         % (path, "did" if doc.get("restart_each_round") else "did not"))
     bursty = [(d.get("bursty") or {}) for d in (first, doc)]
     for key in ("utilisation_percent", "burst_ms", "rate"):
         if bursty[0].get(key) != bursty[1].get(key):

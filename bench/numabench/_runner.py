@@ -32,6 +32,8 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None):
     loop's arrivals drawn with pgbench's --random-seed "seed" when given."""
     duration = duration or args.duration
     cluster.psql("CHECKPOINT")
+    # which start of its server a run had (--restart-each-round)
+    server_started = cluster.psql("SELECT pg_postmaster_start_time()")
     logdir = tempfile.mkdtemp(prefix="log-", dir=workdir)
     if os.getuid() == 0:
         shutil.chown(logdir, "postgres", "postgres")
@@ -103,6 +105,7 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None):
     latencies, failures = parse_log(lines)
     shutil.rmtree(logdir, ignore_errors=True)
     result = {
+        "server_started": server_started,
         "numa": numa,
         "cpu": cpu_use,
         "pinning": pinned,
@@ -225,7 +228,8 @@ def cmd_run(args):
                     one_run(c, args, max(clients), workdir, "%s-warmup" % c.name, duration=args.warmup)
         doc = {
             "numabench": 1, "complete": False, "workload": args.workload, "scale": args.scale,
-            "duration_s": args.duration, "runs": args.runs, "first_round": args.first_round, "clients": clients, "trim": args.trim,
+            "duration_s": args.duration, "runs": args.runs, "first_round": args.first_round,
+            "restart_each_round": args.restart_each_round, "clients": clients, "trim": args.trim,
             "trim_tolerance": TRIM_TOLERANCE if args.trim else None, "warmup_s": args.warmup,
             "pgbench_args": args.pgbench_args,
             "rate": args.rate if args.workload == "two-roles" else None,
@@ -243,6 +247,10 @@ def cmd_run(args):
         # rounds numbered from --first-round: a later sitting continues a series
         # (the same seeds and order a longer run would have had)
         for i in range(args.first_round - 1, args.first_round - 1 + args.runs):
+            if args.restart_each_round and i > args.first_round - 1:
+                for c in clusters:
+                    c.stop()
+                    c.start()
             for n in clients:
                 # A B, then B A: a drift within a round hits both sides alike
                 for c in (clusters if i % 2 == 0 else clusters[::-1]):

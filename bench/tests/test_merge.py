@@ -96,6 +96,21 @@ class Merge(unittest.TestCase):
         self.assertEqual(status, 2)
         self.assertIn("two or more", err)
 
+    def test_restarted_and_not_are_refused(self):
+        # a sitting from before --restart-each-round has no such key: it did not
+        before = self.write("1.json", sitting([1], [100], [100]))
+        restarted = sitting([2], [100], [100])
+        restarted["restart_each_round"] = True
+        restarted = self.write("2.json", restarted)
+        not_restarted = sitting([3], [100], [100])
+        not_restarted["restart_each_round"] = False
+        not_restarted = self.write("3.json", not_restarted)
+        status, _, err = self.merge(before, restarted)
+        self.assertEqual(status, 2)
+        self.assertIn("restarted its servers each round", err)
+        status, _, err = self.merge(before, not_restarted)
+        self.assertEqual(status, 0, err)
+
     def test_across_commits_joins_and_names_them(self):
         one = self.write("1.json", sitting([1], [100], [100]))
         other_code = self.write("2.json", sitting([2], [100], [200], commit="def"))

@@ -56,7 +56,7 @@ class WithServers(unittest.TestCase):
         rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "1",
                       "--pgbench-args", "-M prepared"]
                      + (["--server-numactl", "--physcpubind=1 --membind=0", "--pgbench-cpus", "0"] if pin else []) + [
-                      "--config", "a=baseline", "--config", "b=numasched", "--runs", "2",
+                      "--config", "a=baseline", "--config", "b=numasched", "--runs", "2", "--restart-each-round",
                       "--duration", "2", "--scale", "1", "--trim", "--out", out, "--port", "54760"])
         self.assertEqual(rc, 0)
         with open(os.path.join(out, "results.json")) as f:
@@ -65,6 +65,10 @@ class WithServers(unittest.TestCase):
             table = f.read()
         self.assertEqual([c["name"] for c in doc["configurations"]], ["a", "b"])
         self.assertEqual(len(doc["results"]), 2)
+        # --restart-each-round: each round ran on a server started for it
+        self.assertTrue(doc["restart_each_round"])
+        for x in doc["results"]:
+            self.assertNotEqual(x["runs"][0]["server_started"], x["runs"][1]["server_started"], x["configuration"])
         for x in doc["results"]:
             self.assertEqual(len(x["runs"]), 2)
             for key in ("tps_mean", "tps_stddev", "tps_cv", "tps_mean_trimmed", "tps_cv_trimmed",
