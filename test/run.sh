@@ -71,9 +71,10 @@ step() {
 }
 
 # The lines of a step's output that say what failed: TAP's failures and their
-# diagnostics, prove's verdicts, the VM runner's and the builds' complaints
+# diagnostics, prove's verdicts, pg_regress's (15), the VM runner's and the
+# builds' complaints
 failing_checks() {
-	grep -E '^[[:space:]]*(not ok|# +Failed test|# +(got|expected):|# +at .* line|Bail out|Dubious|Parse errors|No plan|Failed [0-9]+/|Failed tests?:)|\(Wstat: [1-9]|^run\.sh: |build against|failed$' |
+	grep -E '^[[:space:]]*(not ok|# +Failed test|# +(got|expected):|# +at .* line|Bail out|Dubious|Parse errors|No plan|Failed [0-9]+/|Failed tests?:)|\(Wstat: [1-9]|^run\.sh: |build against|\.\.\. FAILED|tests? failed|failed$' |
 		head -n 30
 }
 

@@ -194,6 +194,8 @@ def scheduler_cpu(cluster):
     if "numasched" not in cluster.settings.get("shared_preload_libraries", ""):
         return None
     pid = cluster.psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'")
+    if not pid.isdigit():
+        return None
     try:
         with open("/proc/%s/schedstat" % pid) as f:
             return pid, int(f.read().split()[0])

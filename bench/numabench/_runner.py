@@ -221,11 +221,13 @@ def cmd_run(args):
             log("bursty: %d rows per query for about %d ms, %.1f queries/s for %d%% of %d CPUs" % (
                 args.burst_rows, args.burst_ms, args.bursty_rate, args.utilisation, server_cpus))
         results = [{"configuration": c.name, "clients": n, "runs": []} for n in clients for c in clusters]
-        if args.warmup > 0:
+        def warm_up():
             for c in clusters:
                 log("warm-up of %s: %d s, not counted" % (c.name, args.warmup))
                 with _companion.loaded(c, bindir):
                     one_run(c, args, max(clients), workdir, "%s-warmup" % c.name, duration=args.warmup)
+        if args.warmup > 0:
+            warm_up()
         doc = {
             "numabench": 1, "complete": False, "workload": args.workload, "scale": args.scale,
             "duration_s": args.duration, "runs": args.runs, "first_round": args.first_round,
@@ -251,6 +253,9 @@ def cmd_run(args):
                 for c in clusters:
                     c.stop()
                     c.start()
+                # every round as warm as the first
+                if args.warmup > 0:
+                    warm_up()
             for n in clients:
                 # A B, then B A: a drift within a round hits both sides alike
                 for c in (clusters if i % 2 == 0 else clusters[::-1]):

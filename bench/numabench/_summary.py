@@ -81,9 +81,10 @@ def numa_line(summary):
         parts.append("kernel allocations local %.1f%%" % summary["kernel_local_percent"])
     stats = summary.get("numasched_stats")
     if stats:
-        parts.append("numasched: %d placed, %d moves, %d homecomings, %d pages migrated" % (
-            stats.get("placements", 0), stats.get("moves", 0), stats.get("homecomings", 0),
-            stats.get("pages_migrated", 0)))
+        # results from before homing have no homecomings to show
+        homecomings = ", %d homecomings" % stats["homecomings"] if "homecomings" in stats else ""
+        parts.append("numasched: %d placed, %d moves%s, %d pages migrated" % (
+            stats.get("placements", 0), stats.get("moves", 0), homecomings, stats.get("pages_migrated", 0)))
     if summary.get("scheduler_cpu_ms_per_run") is not None:
         parts.append("its scheduler's CPU %.0f ms a run" % summary["scheduler_cpu_ms_per_run"])
     return "  numa: " + "; ".join(parts) if parts else None

@@ -68,7 +68,7 @@ sub busy
 	my $home = $node->safe_psql('postgres', "SELECT node FROM numasched_processes WHERE pid = $pid");
 	$session->query_until(qr/started/, "\\echo started\nSELECT spin(2000000000);\n");
 	# psql said "started" before it sent the query: busy once the backend runs
-	wait_until(sub { runnable($pid) }, 10);
+	ok(wait_until(sub { runnable($pid) }, 10), "backend $pid runs its query");
 	return ($session, $pid, $home);
 }
 
