@@ -12,6 +12,7 @@ from ._workloads import WORKLOADS
 from ._runner import Interrupted, cmd_run, parse_clients
 from ._compare import cmd_compare
 from ._merge import cmd_merge
+from ._timeline import cmd_timeline
 from ._demo import cmd_demo
 
 
@@ -23,7 +24,7 @@ class Parser(argparse.ArgumentParser):
 def build_parser():
     p = Parser(prog="numabench", description=USAGE.split("\n\n")[0],
                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", metavar="{show,tune,reset,run,compare,merge,demo}")
+    sub = p.add_subparsers(dest="command", metavar="{show,tune,reset,run,compare,merge,timeline,demo}")
     sub.required = True
     for name, text in (("show", "what keeps this machine from stable measurements"),
                        ("tune", "boost off, performance governor and preference, min = max frequency, "
@@ -79,6 +80,9 @@ def build_parser():
                    help="bursty: milliseconds of one CPU per query (sized on the first configuration)")
     r.add_argument("--port", type=int, default=54800, help="first port (socket name) of the clusters")
     r.add_argument("--out", help="result directory (default bench/results/DATE-WORKLOAD)")
+    r.add_argument("--keep-logs", action="store_true",
+                   help="keep pgbench's per-transaction log of every run in OUT/logs (CONFIG-CLIENTS-RUN.log), "
+                        "for numabench timeline")
     c = sub.add_parser("compare", help="compare two results, or two configurations of one")
     c.add_argument("files", nargs="+", metavar="RESULT.json")
     c.add_argument("--old", help="configuration on the old side")
@@ -89,6 +93,12 @@ def build_parser():
     m.add_argument("--across-commits", action="store_true",
                    help="join sittings that ran different commits (each sitting's is kept in the result; "
                         "say why the difference leaves the measured path alone)")
+    t = sub.add_parser("timeline", help="where in its runs each configuration's slow transactions fell "
+                                         "(the logs of run --keep-logs)")
+    t.add_argument("result", metavar="RESULT_DIR", help="a run's --out directory")
+    t.add_argument("--window", type=float, default=0.5, help="seconds per window (default 0.5)")
+    t.add_argument("--until", type=float, default=5.0,
+                   help="windows up to this second of the runs, the rest in one (default 5)")
     d = sub.add_parser("demo", help="build, install, and A/B baseline vs numasched (about 5 minutes)")
     d.add_argument("--pg-config", metavar="PATH", default="pg_config",
                    help="the PostgreSQL to build for and benchmark (default: the first pg_config on PATH)")
@@ -122,7 +132,8 @@ def main(argv):
         if args.command == "compare" and len(args.files) > 2:
             raise UsageError("compare takes one or two result files")
         return {"show": cmd_show, "tune": cmd_tune, "reset": cmd_reset, "run": cmd_run,
-                "compare": cmd_compare, "merge": cmd_merge, "demo": cmd_demo}[args.command](args)
+                "compare": cmd_compare, "merge": cmd_merge, "timeline": cmd_timeline,
+                "demo": cmd_demo}[args.command](args)
     except UsageError as e:
         print("numabench: %s" % e, file=sys.stderr)
         return 2

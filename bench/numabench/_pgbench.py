@@ -44,3 +44,17 @@ def parse_log(lines):
         else:
             failures += 1
     return latencies, failures
+
+
+def parse_log_times(lines):
+    """The succeeded transactions of a per-transaction log as (when it was
+    scheduled to start, in seconds since the epoch; latency in ms): it
+    ended at "epoch us", and at a fixed rate its latency counts from its
+    scheduled start."""
+    rows = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[2].isdigit():
+            latency_us = int(fields[2])
+            rows.append((int(fields[4]) + int(fields[5]) / 1e6 - latency_us / 1e6, latency_us / 1000.0))
+    return rows

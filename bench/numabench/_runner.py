@@ -103,6 +103,10 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None):
         with open(path) as f:
             lines.extend(f)
     latencies, failures = parse_log(lines)
+    if args.keep_logs_in:
+        os.makedirs(args.keep_logs_in, exist_ok=True)
+        with open(os.path.join(args.keep_logs_in, tag + ".log"), "w") as f:
+            f.writelines(lines)
     shutil.rmtree(logdir, ignore_errors=True)
     result = {
         "server_started": server_started,
@@ -171,6 +175,8 @@ def cmd_run(args):
     out = args.out or os.path.join(HERE, "results", datetime.datetime.now().strftime("%Y%m%d-%H%M%S-")
                                    + args.workload)
     os.makedirs(out, exist_ok=True)
+    # one_run's callers need not know: where its logs go, if anywhere
+    args.keep_logs_in = os.path.join(out, "logs") if args.keep_logs else None
     workdir = tempfile.mkdtemp(prefix="numabench-")
     if os.getuid() == 0:
         shutil.chown(workdir, "postgres", "postgres")

@@ -12,7 +12,13 @@
  * NUMASCHED_SETTLE_AFTER_MS, when PostgresMain has freed PostmasterContext
  * and the process has shown it lives; a short connection copies nothing.  A
  * parallel worker moves its own pages at placement but copies none of the
- * postmaster's.
+ * postmaster's.  Backends settle one at a time, machine-wide: a settle
+ * moves what the backend wrote before it was placed (thousands of pages
+ * where it started on another node), and a server's clients connecting at
+ * once would all settle in the same second, a burst of work every statement
+ * then waits behind (in the 2x1 VM at 80% load, the second in which the
+ * runs' tail was made).  One that finds another settling settles at a later
+ * statement.
  */
 #include "postgres.h"
 
@@ -20,6 +26,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "utils/timestamp.h"
 
 #include "backend/memory.h"
 #include "backend/report.h"
@@ -28,6 +35,8 @@
 #include "os/ns_settle.h"
 
 #define NUMASCHED_SETTLE_AFTER_MS 1000
+/* how long a turn to settle lasts at most: one that died settling holds it no longer */
+#define NUMASCHED_SETTLE_TURN_MS 1000
 
 /* set in the postmaster, inherited by every process it forks */
 static int	usable_calls = 0;		/* NS_CALL_* bits; 0 on one memory node */
@@ -230,6 +239,35 @@ settle_memory(int node_index, bool copy)
 		 (unsigned long long) result.shared, (unsigned long long) result.copied);
 }
 
+/* Whether no other process settles now; if so, this one's turn has begun. */
+static bool
+take_settle_turn(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	uint64		until = pg_atomic_read_u64(&numasched_state->settling_until);
+
+	if ((TimestampTz) until > now)
+		return false;
+	return pg_atomic_compare_exchange_u64(&numasched_state->settling_until, &until,
+										  (uint64) TimestampTzPlusMilliseconds(now, NUMASCHED_SETTLE_TURN_MS));
+}
+
+static void
+end_settle_turn(void)
+{
+	pg_atomic_write_u64(&numasched_state->settling_until, 0);
+}
+
+/* settle_memory in this process's turn; while another settles, nothing (a later statement tries again) */
+static void
+settle_memory_in_turn(int node_index, bool copy)
+{
+	if (!take_settle_turn())
+		return;
+	settle_memory(node_index, copy);
+	end_settle_turn();
+}
+
 void
 numasched_memory_placed(int node_index, numasched_kind kind, bool bound)
 {
@@ -274,11 +312,11 @@ numasched_follow_slot(void)
 		/* the first time, once it has shown it lives (its own slot: no lock) */
 		if (slot->kind == NUMASCHED_PARALLEL_WORKER ||
 			GetCurrentStatementStartTimestamp() >= slot->placed_at + NUMASCHED_SETTLE_AFTER_MS * INT64CONST(1000))
-			settle_memory(node, slot->kind == NUMASCHED_BACKEND);
+			settle_memory_in_turn(node, slot->kind == NUMASCHED_BACKEND);
 	}
 	/* moved to another node: what it had stays behind unless it follows */
 	else if (numasched_migrate_memory)
-		settle_memory(node, true);
+		settle_memory_in_turn(node, true);
 }
 
 bool

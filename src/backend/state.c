@@ -161,6 +161,7 @@ numasched_shmem_attach(void)
 		for (int i = 0; i < NUMASCHED_NSTATS; i++)
 			pg_atomic_init_u64(&numasched_state->stats[i], 0);
 		pg_atomic_init_u64(&numasched_state->last_pass, 0);
+		pg_atomic_init_u64(&numasched_state->settling_until, 0);
 		numasched_state->stats_reset = GetCurrentTimestamp();
 		numasched_state->companion = ns_companion_loaded("/sys");
 		for (int i = 0; i < numasched_state->nslots; i++)

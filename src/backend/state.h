@@ -141,6 +141,7 @@ typedef struct numasched_shared
 	pg_atomic_uint64 stats[NUMASCHED_NSTATS];
 	TimestampTz stats_reset;
 	pg_atomic_uint64 last_pass; /* TimestampTz: end of the scheduler's last pass */
+	pg_atomic_uint64 settling_until;	/* TimestampTz: a process settles (memory.c) */
 	uint32		pass;			/* rebalancing passes since server start */
 	/*
 	 * CPUs set aside for background lock holders that cannot be raised
