@@ -5,8 +5,10 @@
                   [--workload W] [--rate TPS] [--analytic-clients N]
                   [--clients N[,N...]] [--duration S] [--runs N] [--scale N] [--trim]
                   [--server-numactl ARGS] [--server-cgroup] [--pgbench-cpus LIST] [--huge-pages]
-                  [--tune [--sysfs ROOT]] [--out DIR]
+                  [--tune [--sysfs ROOT]] [--out DIR] [--keep-logs]
     numabench compare A.json [B.json] [--old CONFIG --new CONFIG]
+    numabench merge A.json B.json... --out DIR [--across-commits]
+    numabench timeline DIR [--window S] [--until S]
     numabench demo
 
 Each configuration gets a fresh cluster (initdb) with the same generated data;

@@ -266,7 +266,7 @@ def cmd_run(args):
                 # A B, then B A: a drift within a round hits both sides alike
                 for c in (clusters if i % 2 == 0 else clusters[::-1]):
                     with _companion.loaded(c, bindir):
-                        r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i), seed=i + 1)
+                        r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i + 1), seed=i + 1)
                     r["run"] = i + 1
                     next(x for x in results if x["configuration"] == c.name and x["clients"] == n)["runs"].append(r)
                     log("run %d/%d, %d clients, %-10s tps %10.1f  latency %.3f ms" % (

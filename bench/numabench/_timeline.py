@@ -55,11 +55,11 @@ def timeline(runs, window, until):
 
 
 def cmd_timeline(args):
+    if args.window <= 0 or args.until < args.window:
+        raise UsageError("--window must be above 0 and --until at least one window")
     logdir = os.path.join(args.result, "logs")
     if not os.path.isdir(logdir):
         raise UsageError("%s has no logs/: run numabench run --keep-logs" % args.result)
-    if args.window <= 0 or args.until < args.window:
-        raise UsageError("--window must be above 0 and --until at least one window")
     runs = run_logs(logdir)
     if not runs:
         raise UsageError("%s holds no run's log" % logdir)

@@ -57,7 +57,7 @@ class WithServers(unittest.TestCase):
                       "--pgbench-args", "-M prepared"]
                      + (["--server-numactl", "--physcpubind=1 --membind=0", "--pgbench-cpus", "0"] if pin else []) + [
                       "--config", "a=baseline", "--config", "b=numasched", "--runs", "2", "--restart-each-round",
-                      "--duration", "2", "--scale", "1", "--trim", "--out", out, "--port", "54760"])
+                      "--duration", "2", "--scale", "1", "--trim", "--out", out, "--port", "54760", "--keep-logs"])
         self.assertEqual(rc, 0)
         with open(os.path.join(out, "results.json")) as f:
             doc = json.load(f)
@@ -80,6 +80,10 @@ class WithServers(unittest.TestCase):
                 self.assertGreater(r["tps"], 0)
                 self.assertGreater(r["logged_transactions"], 0)
             self.assertIn("%.1f" % x["summary"]["tps_mean"], table)
+            # --keep-logs: each run's per-transaction log, as many lines as it counted
+            for r in x["runs"]:
+                with open(os.path.join(out, "logs", "%s-%d-%d.log" % (x["configuration"], x["clients"], r["run"]))) as f:
+                    self.assertEqual(sum(1 for _ in f), r["logged_transactions"] + r["logged_failures"])
         # the NUMA evidence of every run: the kernel's counters, where the
         # server's private memory is, and numasched's counters where it is loaded
         for x in doc["results"]:

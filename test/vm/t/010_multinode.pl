@@ -173,6 +173,46 @@ $node->safe_psql('postgres', 'ALTER SYSTEM RESET numasched.memory_policy');
 $node->reload;
 wait_until(sub { $node->safe_psql('postgres', 'SELECT count(*) FROM numasched_processes') == 1 }, $wait);
 
+# --- backends settle one at a time -------------------------------------------------
+# Clients that connect together would all bring their memory home in the same
+# second.  A statement in each of 2N sessions at once, once they have lived a
+# second: fewer settle at it than started it, the others settle at a later
+# statement, and the settles the server log shows (DEBUG1: when each ended and
+# how long it took) never overlap.
+{
+	my @s = map { $node->background_psql('postgres') } 1 .. 2 * $N;
+	my @p = map { $_->query_safe('SELECT pg_backend_pid()') } @s;
+	sleep 2;
+	my $log_start = -s $node->logfile;
+	# sent to all before any answer is awaited: the statements start within
+	# milliseconds of each other, and a settle takes tens
+	$_->{stdin} .= "SELECT pg_sleep(0.2);\n" for @s;
+	$_->{run}->pump_nb for @s;
+	sleep 1;
+	my %ours = map { $_ => 1 } @p;
+	my $settled = sub {
+		my %end;
+		for (split /\n/, substr(slurp_file($node->logfile), $log_start))
+		{
+			# "2026-12-05 17:20:01.123 UTC [pid] ... in 12.345 ms: ..."
+			next unless /^\S+ (\d+):(\d+):([\d.]+) \S+ \[\d+\].*brought the private memory of process (\d+) to node \d+ in ([\d.]+) ms/;
+			$end{$4} = [ $1 * 3600 + $2 * 60 + $3, $5 / 1000 ] if $ours{$4};
+		}
+		return \%end;
+	};
+	my $first_round = keys %{ $settled->() };
+	cmp_ok($first_round, '<', scalar @p,
+		scalar(@p) . " backends start a statement together: $first_round of them settle at it");
+	ok(wait_until(sub { $_->query_safe('SELECT 1') for @s; keys %{ $settled->() } == @p }, $wait),
+		'the others at a later statement');
+	my @spans = sort { $a->[0] <=> $b->[0] } map { [ $_->[0] - $_->[1], $_->[0] ] } values %{ $settled->() };
+	# the log's times are to the millisecond
+	my @overlaps = grep { $spans[$_][0] < $spans[ $_ - 1 ][1] - 0.001 } 1 .. $#spans;
+	is(scalar @overlaps, 0, 'and no two settle at once ('
+		  . join(' ', map { sprintf('%.3f-%.3f', @$_) } @spans) . ')');
+	$_->quit for @s;
+}
+
 # --- parallel workers: compact, spill to the nearest node, spread ----------------
 # Starts the slow query in $session and returns the node its worker is bound
 # to.  The worker is found by its process title, not with SQL: a polling
