@@ -27,9 +27,10 @@ from ._summary import paired_all, summarise
 from ._output import write_outputs
 
 
-def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None):
-    """CHECKPOINT, then one pgbench run with a per-transaction log; an open
-    loop's arrivals drawn with pgbench's --random-seed "seed" when given."""
+def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep_log_in=None):
+    """CHECKPOINT, then one pgbench run with a per-transaction log, kept as
+    TAG.log in "keep_log_in" if given; an open loop's arrivals drawn with
+    pgbench's --random-seed "seed" when given."""
     duration = duration or args.duration
     cluster.psql("CHECKPOINT")
     # which start of its server a run had (--restart-each-round)
@@ -103,9 +104,8 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None):
         with open(path) as f:
             lines.extend(f)
     latencies, failures = parse_log(lines)
-    if args.keep_logs_in:
-        os.makedirs(args.keep_logs_in, exist_ok=True)
-        with open(os.path.join(args.keep_logs_in, tag + ".log"), "w") as f:
+    if keep_log_in:
+        with open(os.path.join(keep_log_in, tag + ".log"), "w") as f:
             f.writelines(lines)
     shutil.rmtree(logdir, ignore_errors=True)
     result = {
@@ -175,8 +175,11 @@ def cmd_run(args):
     out = args.out or os.path.join(HERE, "results", datetime.datetime.now().strftime("%Y%m%d-%H%M%S-")
                                    + args.workload)
     os.makedirs(out, exist_ok=True)
-    # one_run's callers need not know: where its logs go, if anywhere
-    args.keep_logs_in = os.path.join(out, "logs") if args.keep_logs else None
+    keep_logs_in = os.path.join(out, "logs") if args.keep_logs else None
+    if keep_logs_in:
+        # a run before into the same --out leaves none of its logs to mix in
+        shutil.rmtree(keep_logs_in, ignore_errors=True)
+        os.makedirs(keep_logs_in)
     workdir = tempfile.mkdtemp(prefix="numabench-")
     if os.getuid() == 0:
         shutil.chown(workdir, "postgres", "postgres")
@@ -266,7 +269,8 @@ def cmd_run(args):
                 # A B, then B A: a drift within a round hits both sides alike
                 for c in (clusters if i % 2 == 0 else clusters[::-1]):
                     with _companion.loaded(c, bindir):
-                        r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i + 1), seed=i + 1)
+                        r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i + 1), seed=i + 1,
+                                    keep_log_in=keep_logs_in)
                     r["run"] = i + 1
                     next(x for x in results if x["configuration"] == c.name and x["clients"] == n)["runs"].append(r)
                     log("run %d/%d, %d clients, %-10s tps %10.1f  latency %.3f ms" % (

@@ -10,37 +10,39 @@ and 95th percentile latency of the transactions scheduled in it, over all
 the runs of each configuration."""
 
 import glob
+import math
 import os
 
 from ._common import UsageError
 from ._pgbench import parse_log_times
+from ._stats import percentile
 
 
 def run_logs(logdir):
-    """{configuration: [[(start s from the run's first, latency ms)], ...]} of the kept logs."""
+    """{column: [[(start s from the run's first, latency ms)], ...]} of the kept
+    logs; a column is a configuration, with its client count where it ran more
+    than one."""
     runs = {}
     for path in sorted(glob.glob(os.path.join(logdir, "*.log"))):
-        # CONFIG-CLIENTS-RUN.log; CONFIG-warmup.log is not a run
+        # CONFIG-CLIENTS-RUN.log
         parts = os.path.basename(path)[:-len(".log")].rsplit("-", 2)
         if len(parts) != 3 or not (parts[1].isdigit() and parts[2].isdigit()):
             continue
-        name = parts[0]
         with open(path) as f:
             rows = parse_log_times(f)
         if rows:
             first = min(start for start, _ in rows)
-            runs.setdefault(name, []).append([(start - first, latency) for start, latency in rows])
-    return runs
-
-
-def percentile95(values):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * 0.95))]
+            runs.setdefault((parts[0], int(parts[1])), []).append([(start - first, latency) for start, latency in rows])
+    clients = {}
+    for name, n in runs:
+        clients.setdefault(name, set()).add(n)
+    return {(name if len(clients[name]) == 1 else "%s/%d" % (name, n)): logs for (name, n), logs in runs.items()}
 
 
 def timeline(runs, window, until):
-    """Rows of (label, {configuration: (mean ms, p95 ms, transactions)}) per window, then the rest."""
-    last = int(round(until / window))
+    """Rows of (label, {column: (mean ms, p95 ms, transactions) or None}) per
+    window up to "until" (rounded up to a whole window), then the rest."""
+    last = int(math.ceil(until / window - 1e-9))
     windows = {name: [[] for _ in range(last + 1)] for name in runs}
     for name, logs in runs.items():
         for rows in logs:
@@ -48,8 +50,8 @@ def timeline(runs, window, until):
                 windows[name][min(int(start / window), last)].append(latency)
     table = []
     for w in range(last + 1):
-        label = "%.1f-%.1f s" % (w * window, (w + 1) * window) if w < last else "after %.1f s" % (last * window)
-        table.append((label, {name: (sum(v) / len(v), percentile95(v), len(v)) if v else None
+        label = "%g-%g s" % (w * window, (w + 1) * window) if w < last else "after %g s" % (last * window)
+        table.append((label, {name: (sum(v) / len(v), percentile(v, 95), len(v)) if v else None
                               for name, v in ((n, windows[n][w]) for n in runs)}))
     return table
 
@@ -63,7 +65,7 @@ def cmd_timeline(args):
     runs = run_logs(logdir)
     if not runs:
         raise UsageError("%s holds no run's log" % logdir)
-    names = sorted(runs, key=lambda n: (n != "baseline", n))
+    names = sorted(runs, key=lambda n: (n.split("/")[0] != "baseline", n))
     print("latency of the transactions scheduled in each window of the runs: mean / p95 ms "
           "(%s)" % ", ".join("%s %d runs" % (n, len(runs[n])) for n in names))
     print("%-14s" % "window" + "".join("%20s" % n for n in names))

@@ -47,12 +47,21 @@ class Timeline(unittest.TestCase):
         self.assertEqual(sorted(runs), ["b", "baseline"])
         self.assertEqual(len(runs["b"]), 2)
         rows = dict(timeline.timeline(runs, 0.5, 5))
-        self.assertEqual(rows["0.0-0.5 s"]["b"], (10.0, 10.0, 2))
-        mean, p95, n = rows["1.0-1.5 s"]["b"]
+        self.assertEqual(rows["0-0.5 s"]["b"], (10.0, 10.0, 2))
+        mean, p95, n = rows["1-1.5 s"]["b"]
         self.assertEqual((round(mean, 3), p95, n), (160.0, 300.0, 4))
-        self.assertEqual(rows["after 5.0 s"]["b"], (40.0, 40.0, 2))
-        self.assertIsNone(rows["2.0-2.5 s"]["b"])
-        self.assertEqual(rows["1.0-1.5 s"]["baseline"], (30.0, 30.0, 1))
+        self.assertEqual(rows["after 5 s"]["b"], (40.0, 40.0, 2))
+        self.assertIsNone(rows["2-2.5 s"]["b"])
+        self.assertEqual(rows["1-1.5 s"]["baseline"], (30.0, 30.0, 1))
+
+    def test_client_counts_apart_and_the_last_window_whole(self):
+        self.write("b-2-1.log", [log_line(0, 0, 10, 100)])
+        self.write("b-8-1.log", [log_line(0, 0, 30, 100)])
+        runs = timeline.run_logs(self.logs)
+        self.assertEqual(sorted(runs), ["b/2", "b/8"])
+        # --until 1.2 with 1 s windows: the rest starts at 2 s, not at 1
+        self.assertEqual([label for label, _ in timeline.timeline(runs, 1, 1.2)], ["0-1 s", "1-2 s", "after 2 s"])
+        self.assertEqual([label for label, _ in timeline.timeline(runs, 0.25, 0.5)], ["0-0.25 s", "0.25-0.5 s", "after 0.5 s"])
 
     def test_printed_table(self):
         self.write("b-8-0.log", [log_line(0, 0, 10, 100), log_line(0, 1, 250, 101.1)])
@@ -63,8 +72,8 @@ class Timeline(unittest.TestCase):
         lines = out.getvalue().splitlines()
         # the kernel alone first
         self.assertRegex(lines[1], r"^window\s+baseline\s+b$")
-        self.assertRegex(lines[2], r"^0\.0-1\.0 s\s+12\.0 / 12\s+10\.0 / 10$")
-        self.assertRegex(lines[3], r"^1\.0-2\.0 s\s+-\s+250\.0 / 250$")
+        self.assertRegex(lines[2], r"^0-1 s\s+12\.0 / 12\s+10\.0 / 10$")
+        self.assertRegex(lines[3], r"^1-2 s\s+-\s+250\.0 / 250$")
 
     def test_refusals(self):
         err = io.StringIO()

@@ -12,12 +12,11 @@
  * NUMASCHED_SETTLE_AFTER_MS, when PostgresMain has freed PostmasterContext
  * and the process has shown it lives; a short connection copies nothing.  A
  * parallel worker moves its own pages at placement but copies none of the
- * postmaster's.  Backends settle one at a time, machine-wide: a settle
- * moves what the backend wrote before it was placed (thousands of pages
- * where it started on another node), and a server's clients connecting at
- * once would all settle in the same second, a burst of work every statement
- * then waits behind (in the 2x1 VM at 80% load, the second in which the
- * runs' tail was made).  One that finds another settling settles at a later
+ * postmaster's.  Backends settle one at a time in a server: a settle moves
+ * what the backend wrote before it was placed (its caches: thousands of
+ * pages where it started on another node), and clients that connect together
+ * would all settle in the same second, a burst of work every statement then
+ * waits behind.  One that finds another settling settles at a later
  * statement.
  */
 #include "postgres.h"
@@ -195,10 +194,19 @@ apply_memory_policy(int node_index, bool background)
 	}
 }
 
+/* Whether settling on the node would make any memory call at all. */
+static bool
+settling_calls_kernel(int node_index)
+{
+	return numasched_memory_policy != NS_MEMORY_NONE &&
+		ns_node_memory_usable(&numasched_machine->nodes[node_index]) &&
+		numasched_memory_call_usable(NS_CALL_MOVE_PAGES);
+}
+
 /*
  * Brings this process's private memory to its node, once it is bound to the
- * node's CPUs: what it allocated before it was placed (a backend between fork
- * and authentication, a parallel worker before its first executor start) or
+ * node's CPUs: what it allocated before it was placed (a backend during its
+ * start-up, a parallel worker before its first executor start) or
  * before it was moved, and, with "copy" and numasched.copy_inherited_pages,
  * once per process, the pages it still shares copy-on-write with the
  * postmaster on another node, which no process without CAP_SYS_NICE can move
@@ -214,8 +222,7 @@ settle_memory(int node_index, bool copy)
 				duration;
 
 	settled_node = node_index;
-	if (numasched_memory_policy == NS_MEMORY_NONE || !ns_node_memory_usable(node) ||
-		!numasched_memory_call_usable(NS_CALL_MOVE_PAGES))
+	if (!settling_calls_kernel(node_index))
 		return;
 	copy = copy && numasched_copy_inherited_pages && inherited_copied_node != node_index;
 	INSTR_TIME_SET_CURRENT(start);
@@ -239,33 +246,48 @@ settle_memory(int node_index, bool copy)
 		 (unsigned long long) result.shared, (unsigned long long) result.copied);
 }
 
-/* Whether no other process settles now; if so, this one's turn has begun. */
+/*
+ * Whether no other process of the server settles now; if so, this one's
+ * turn has begun, until "*mine" (a clock stepped back frees a turn that
+ * would otherwise end too far ahead).
+ */
 static bool
-take_settle_turn(void)
+take_settle_turn(uint64 *mine)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	uint64		until = pg_atomic_read_u64(&numasched_state->settling_until);
 
-	if ((TimestampTz) until > now)
+	if ((TimestampTz) until > now &&
+		(TimestampTz) until <= TimestampTzPlusMilliseconds(now, NUMASCHED_SETTLE_TURN_MS))
 		return false;
-	return pg_atomic_compare_exchange_u64(&numasched_state->settling_until, &until,
-										  (uint64) TimestampTzPlusMilliseconds(now, NUMASCHED_SETTLE_TURN_MS));
+	*mine = (uint64) TimestampTzPlusMilliseconds(now, NUMASCHED_SETTLE_TURN_MS);
+	return pg_atomic_compare_exchange_u64(&numasched_state->settling_until, &until, *mine);
 }
 
+/* Ends this process's turn, unless it ran out and another's has begun. */
 static void
-end_settle_turn(void)
+end_settle_turn(uint64 mine)
 {
-	pg_atomic_write_u64(&numasched_state->settling_until, 0);
+	(void) pg_atomic_compare_exchange_u64(&numasched_state->settling_until, &mine, 0);
 }
 
-/* settle_memory in this process's turn; while another settles, nothing (a later statement tries again) */
+/*
+ * settle_memory in this process's turn; while another settles, nothing (a
+ * later statement tries again).  One that will make no memory call takes no
+ * turn.
+ */
 static void
 settle_memory_in_turn(int node_index, bool copy)
 {
-	if (!take_settle_turn())
-		return;
-	settle_memory(node_index, copy);
-	end_settle_turn();
+	uint64		mine;
+
+	if (!settling_calls_kernel(node_index))
+		settle_memory(node_index, copy);
+	else if (take_settle_turn(&mine))
+	{
+		settle_memory(node_index, copy);
+		end_settle_turn(mine);
+	}
 }
 
 void
