@@ -180,8 +180,14 @@ wait_until(sub { $node->safe_psql('postgres', 'SELECT count(*) FROM numasched_pr
 # statement, and the settles the server log shows (DEBUG1: when each ended and
 # how long it took) never overlap.
 {
-	my @s = map { $node->background_psql('postgres') } 1 .. 2 * $N;
-	my @p = map { $_->query_safe('SELECT pg_backend_pid()') } @s;
+	# each pid asked at once, while its backend is younger than a second: a
+	# statement later than that would settle it before the test begins
+	my (@s, @p);
+	for (1 .. 2 * $N)
+	{
+		push @s, $node->background_psql('postgres');
+		push @p, $s[-1]->query_safe('SELECT pg_backend_pid()');
+	}
 	sleep 2;
 	my $log_start = -s $node->logfile;
 	# sent to all before any answer is awaited: the statements start within
@@ -199,8 +205,9 @@ wait_until(sub { $node->safe_psql('postgres', 'SELECT count(*) FROM numasched_pr
 		my %end;
 		for (split /\n/, substr(slurp_file($node->logfile), $log_start))
 		{
-			# "2026-12-05 17:20:01.123 UTC [pid] ... in 12.345 ms: ..."
-			next unless /^\S+ (\d+):(\d+):([\d.]+) \S+ \[\d+\].*brought the private memory of process (\d+) to node \d+ in ([\d.]+) ms/;
+			# "2026-12-05 17:20:01.123 UTC [pid] ... in 12.345 ms: ..." (from
+			# PostgreSQL 19 on "UTC client backend[pid]")
+			next unless /^\S+ (\d+):(\d+):([\d.]+) .*brought the private memory of process (\d+) to node \d+ in ([\d.]+) ms/;
 			$end{$4} = [ $1 * 3600 + $2 * 60 + $3, $5 / 1000 ] if $ours{$4};
 		}
 		return \%end;
