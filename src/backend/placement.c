@@ -29,6 +29,7 @@
 #include "backend/regroup.h"
 #include "backend/report.h"
 #include "backend/state.h"
+#include "os/ns_os.h"
 
 /* this process's own placement */
 static bool exit_callback_registered = false;
@@ -299,7 +300,7 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		.self = proc == MyProc,
 		.kind = kind,
 		.leader = leader,
-		.request = {kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0, NULL, NULL},
+		.request = {kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0, NULL, NULL, -1},
 		.class_id = -1,
 		.parallel_mode = numasched_parallel_placement,
 		.background = numasched_cpu_priority == CPU_PRIORITY_BACKGROUND,
@@ -315,6 +316,9 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	numasched_settings(&ask.settings);
 	if (ask.self && kind == NUMASCHED_PARALLEL_WORKER)
 		ask.request.worker_number = ParallelWorkerNumber;
+	/* where loads tie, a backend stays on the node its start-up allocated on */
+	else if (ask.self)
+		ask.request.running_cpu = ns_running_cpu();
 
 	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	/* the scheduler moves every slot across when this changes, under the lock */
@@ -430,7 +434,7 @@ decide_class_group_locked(numasched_slot *slot, const ns_settings *settings)
 {
 	const ns_plan *plan = numasched_shared_plan();
 	const ns_cpuset *home = numasched_slot_home(slot);
-	ns_request	request = {false, -1, -1, -1, 0, home, numasched_slot_reach(slot)};
+	ns_request	request = {false, -1, -1, -1, 0, home, numasched_slot_reach(slot), -1};
 	ns_placement where;
 
 	if (slot->group >= 0 && !(home && !ns_cpuset_test(home, slot->group)))

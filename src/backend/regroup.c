@@ -112,7 +112,7 @@ numasched_sync_plan(void)
 		if (slot->group < 0 || (reach && !ns_cpuset_test(reach, slot->group)))
 		{
 			ns_request	request = {slot->kind == NUMASCHED_PARALLEL_WORKER, -1, -1, -1, 0,
-			numasched_slot_home(slot), reach};
+			numasched_slot_home(slot), reach, -1};
 			ns_placement where;
 
 			ns_place(shared, numasched_shared_loads(), &settings, &request, &where);

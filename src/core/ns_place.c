@@ -125,9 +125,12 @@ node_has_group_in(const ns_plan *plan, int node, const ns_cpuset *only)
 	return false;
 }
 
-/* The least-loaded node with a group in "only". */
+/*
+ * The least-loaded node with a group in "only"; of equally loaded ones,
+ * "running" (a node index, -1: none), else the first.
+ */
 static int
-least_loaded_node(const ns_plan *plan, const ns_loads *loads, const ns_cpuset *only)
+least_loaded_node(const ns_plan *plan, const ns_loads *loads, const ns_cpuset *only, int running)
 {
 	int			best = -1;
 
@@ -136,7 +139,9 @@ least_loaded_node(const ns_plan *plan, const ns_loads *loads, const ns_cpuset *o
 		if (plan->node_ngroups[n] == 0 || (only && !node_has_group_in(plan, n, only)))
 			continue;
 		if (best < 0 || ns_less_loaded(loads->node[n], plan->node_ncpus[n],
-									loads->node[best], plan->node_ncpus[best]))
+									loads->node[best], plan->node_ncpus[best]) ||
+			(n == running && !ns_less_loaded(loads->node[best], plan->node_ncpus[best],
+											 loads->node[n], plan->node_ncpus[n])))
 			best = n;
 	}
 	return best;
@@ -229,6 +234,7 @@ ns_place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings
 	const ns_cpuset *reach_groups = request->reach_groups;
 	int			previous = request->previous_group;
 	int			leader = request->leader_group;
+	int			running = -1;
 	int			home;
 	int			start = 0;
 	int			group;
@@ -237,6 +243,8 @@ ns_place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings
 		previous = -1;			/* the groups changed since, or the class did */
 	if (leader >= plan->ngroups)
 		leader = -1;
+	if (request->running_cpu >= 0 && (group = ns_group_of_cpu(plan, request->running_cpu)) >= 0)
+		running = plan->groups[group].node;
 
 	if (request->parallel_worker && leader >= 0)
 		home = plan->groups[leader].node;
@@ -246,12 +254,12 @@ ns_place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings
 	else if (previous >= 0)
 		home = plan->groups[previous].node;
 	else
-		home = least_loaded_node(plan, loads, home_groups);
+		home = least_loaded_node(plan, loads, home_groups, running);
 	if (home < 0)
 	{
 		/* a class with no group in this plan: no class */
 		home_groups = reach_groups = NULL;
-		home = least_loaded_node(plan, loads, NULL);
+		home = least_loaded_node(plan, loads, NULL, running);
 	}
 
 	if (settings->prefer_previous && previous >= 0 &&

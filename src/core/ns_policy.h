@@ -179,6 +179,13 @@ typedef struct ns_request
 	 */
 	const ns_cpuset *home_groups;
 	const ns_cpuset *reach_groups;
+
+	/*
+	 * The CPU the process runs on as it asks (-1: not known): where the
+	 * nodes' loads tie, it stays on that CPU's node, where what it has
+	 * allocated so far already is.
+	 */
+	int			running_cpu;
 } ns_request;
 
 typedef struct ns_placement

@@ -49,6 +49,12 @@ ns_allowed_cpu_count(pid_t pid)
 	return count;
 }
 
+int
+ns_running_cpu(void)
+{
+	return sched_getcpu();
+}
+
 bool
 ns_bind_cpus(pid_t pid, const ns_cpuset *cpus, char *err, size_t errlen)
 {

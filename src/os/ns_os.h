@@ -26,6 +26,9 @@ bool		ns_bind_cpus(pid_t pid, const ns_cpuset *cpus, char *err, size_t errlen);
 /* How many CPUs process "pid" (0: the caller) may run on; -1 if unknown. */
 int			ns_allowed_cpu_count(pid_t pid);
 
+/* The CPU the caller runs on now; -1 if unknown. */
+int			ns_running_cpu(void);
+
 /*
  * Sets the caller's memory policy for node "node_id".  NS_MEMORY_NONE and
  * NS_MEMORY_LOCAL both set the kernel's default, local allocation, which

@@ -63,7 +63,7 @@ fill_processes(const plan_env *env, ns_loads *loads, ns_proc *procs, int nprocs,
 {
 	for (int i = 0; i < nprocs; i++)
 	{
-		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL};
+		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL, -1};
 		ns_placement where;
 
 		ns_place(env->plan, loads, &env->settings, &req, &where);
@@ -93,6 +93,7 @@ make_requests(ns_request *requests, const ns_proc *procs, int nprocs, uint64_t *
 
 		memset(r, 0, sizeof(*r));
 		r->home_node = -1;
+		r->running_cpu = -1;
 		r->previous_group = kind == 1 ? some_group : -1;
 		r->parallel_worker = kind >= 2;
 		r->leader_group = kind >= 2 ? some_group : -1;

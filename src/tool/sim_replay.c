@@ -153,7 +153,7 @@ place_backend(sim_state *st, uint32_t weight)
 
 	if (st->policy == POLICY_NUMASCHED)
 	{
-		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL};
+		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL, -1};
 		ns_placement where;
 
 		ns_place(st->plan, &st->counted, st->settings, &req, &where);
@@ -213,7 +213,7 @@ place_worker(sim_state *st, int leader, int number)
 
 	if (st->policy == POLICY_NUMASCHED)
 	{
-		ns_request	req = {true, -1, -1, leader_group, number, NULL, NULL};
+		ns_request	req = {true, -1, -1, leader_group, number, NULL, NULL, -1};
 		ns_placement where;
 
 		ns_place(plan, &st->counted, st->settings, &req, &where);

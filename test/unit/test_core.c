@@ -453,7 +453,7 @@ static int
 place(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings,
 	  bool worker, int home, int previous, int leader, int number, ns_placement *where)
 {
-	ns_request	req = {worker, home, previous, leader, number, NULL, NULL};
+	ns_request	req = {worker, home, previous, leader, number, NULL, NULL, -1};
 
 	ns_place(plan, loads, settings, &req, where);
 	return where->group;
@@ -472,6 +472,16 @@ test_placement(void)
 	ns_loads_alloc(plan, &loads);
 
 	is_int(place(plan, &loads, &s, false, -1, -1, -1, 0, &w), 0, "place: idle machine, first group");
+	{
+		ns_request	req = {false, -1, -1, -1, 0, NULL, NULL, ns_cpuset_next(&plan->groups[5].cpus, 0)};
+
+		ns_place(plan, &loads, &s, &req, &w);
+		is_int(w.node, 2, "place: loads tie, a backend stays on the node it runs on (node 2's CPU)");
+		ns_loads_add(plan, &loads, 4, 1000);
+		ns_place(plan, &loads, &s, &req, &w);
+		is_int(w.node, 0, "place: ...but not where its node is busier");
+		ns_loads_add(plan, &loads, 4, -1000);
+	}
 	ns_loads_add(plan, &loads, 0, 5000);
 	is_int(place(plan, &loads, &s, false, -1, -1, -1, 0, &w), 2,
 		   "place: a new backend goes to the least-loaded node");
@@ -945,7 +955,7 @@ static int
 place_in(const ns_plan *plan, const ns_loads *loads, const ns_settings *settings,
 		 bool worker, int leader, const ns_cpuset *home, const ns_cpuset *reach)
 {
-	ns_request	req = {worker, -1, -1, leader, 0, home, reach};
+	ns_request	req = {worker, -1, -1, leader, 0, home, reach, -1};
 	ns_placement where;
 
 	ns_place(plan, loads, settings, &req, &where);
