@@ -83,7 +83,8 @@ def numa_line(summary):
     if stats:
         # results from before homing have no homecomings to show
         homecomings = ", %d homecomings" % stats["homecomings"] if "homecomings" in stats else ""
-        parts.append("numasched: %d placed, %d moves%s, %d pages migrated" % (
+        # summed over the runs (its scheduler's CPU, below, is a run's)
+        parts.append("numasched over all runs: %d placed, %d moves%s, %d pages migrated" % (
             stats.get("placements", 0), stats.get("moves", 0), homecomings, stats.get("pages_migrated", 0)))
     if summary.get("scheduler_cpu_ms_per_run") is not None:
         parts.append("its scheduler's CPU %.0f ms a run" % summary["scheduler_cpu_ms_per_run"])

@@ -60,14 +60,14 @@ class NumaEvidence(unittest.TestCase):
         self.assertEqual(s["numasched_stats"], {"placements": 5, "moves": 1, "homecomings": 11, "pages_migrated": 5})
         self.assertAlmostEqual(s["scheduler_cpu_ms_per_run"], 40.0)
         self.assertEqual(summary.numa_line(s), "  numa: private pages on their process's node 90.0%; kernel "
-                         "allocations local 75.0%; numasched: 5 placed, 1 moves, 11 homecomings, 5 pages migrated; "
+                         "allocations local 75.0%; numasched over all runs: 5 placed, 1 moves, 11 homecomings, 5 pages migrated; "
                          "its scheduler's CPU 40 ms a run")
         self.assertEqual(summary.summarise_numa([]), {})
         # results from before homing counted none: no homecomings, no worker's CPU
         older = summary.summarise_numa([dict(n, numasched_stats={"placements": 2, "moves": 1, "pages_migrated": 5})
                                         for n in numa[:1]])
         older.pop("scheduler_cpu_ms_per_run")
-        self.assertTrue(summary.numa_line(older).endswith("numasched: 2 placed, 1 moves, 5 pages migrated"))
+        self.assertTrue(summary.numa_line(older).endswith("numasched over all runs: 2 placed, 1 moves, 5 pages migrated"))
 
     def test_scheduler_cpu(self):
         # a delta only between two reads of the same worker (a restarted

@@ -151,6 +151,26 @@ for my $i (0 .. $#pids)
 }
 $_->quit for @sessions;
 
+# --- of equally loaded nodes, a backend stays on the one it started on ------------
+# The postmaster pinned to the last node's CPUs: a backend it forks runs and
+# allocates there until it is placed.  With no other backend placed the
+# nodes tie, and it stays (the lowest node took ties before); a second one,
+# with the first alive, goes where the load is lower.
+my $last_node = $nodes[-1];
+wait_until(sub { $node->safe_psql('postgres', 'SELECT count(*) FROM numasched_processes') == 1 }, $wait);
+system("taskset -p -c $cpus_of_node{$last_node} $node->{_pid} >/dev/null") == 0 or die 'taskset failed';
+my @tied = ($node->background_psql('postgres'));
+my $tied_pid = $tied[0]->query_safe('SELECT pg_backend_pid()');
+is(node_of_pid($tied_pid), $last_node,
+	"nodes tied: a backend started on node $last_node is placed there (" . kernel_cpus($tied_pid) . ')');
+push @tied, $node->background_psql('postgres');
+my $second_pid = $tied[1]->query_safe('SELECT pg_backend_pid()');
+isnt(node_of_pid($second_pid), $last_node,
+	"node $last_node busier: the next one started there goes to another node (" . kernel_cpus($second_pid) . ')');
+$_->quit for @tied;
+system("taskset -p -c $postmaster_cpus $node->{_pid} >/dev/null") == 0 or die 'taskset failed';
+wait_until(sub { $node->safe_psql('postgres', 'SELECT count(*) FROM numasched_processes') == 1 }, $wait);
+
 # the explicit policies: the pages a backend had before it was placed follow too
 for my $policy ('preferred', 'bind')
 {
