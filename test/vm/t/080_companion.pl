@@ -110,6 +110,12 @@ cmp_ok($used{$late_pid}, '<', 0.25 * $normal,
 	"the background session gets less than a quarter of a busy normal one's CPU ($used{$late_pid} against $normal ticks)");
 cmp_ok($used{$late_pid}, '>', 0, 'but it progresses');
 $_->quit for @busy, $late;
+# gone from the books before the leader comes: one still counted on the
+# leader's node could leave it no room, and the worker would spill elsewhere
+my $gone = join(',', @busy_pids, $late_pid);
+ok(wait_until(sub {
+	$node->safe_psql('postgres', "SELECT count(*) FROM numasched_processes WHERE pid IN ($gone)") == 0 }, 30),
+	'the busy sessions have left');
 
 # --- a parallel worker: SCHED_EXT with its whole reach, and its leader's
 # node in its memory policy (the companion's hint for where it belongs); the
