@@ -119,8 +119,12 @@ ok(wait_until(sub {
 
 # --- a parallel worker: SCHED_EXT with its whole reach, and its leader's
 # node in its memory policy (the companion's hint for where it belongs); the
-# leader's class has the groups of the other node and may spill anywhere
-my ($away) = grep { $_ != $home && $cpus_of_node{$_} ne '' } @nodes;
+# leader's class has the groups of a node where no other session is counted
+# (the first one's is where it ran at its placement), so that its worker has
+# room beside it, and may spill anywhere
+my $early_node = $node->safe_psql('postgres', "SELECT node FROM numasched_processes WHERE pid = $early_pid");
+note("the first session is counted on node $early_node");
+my ($away) = grep { $_ != $early_node && $cpus_of_node{$_} ne '' } @nodes;
 my $away_groups = groups_of_node($node, $away);
 my $leader = $node->background_psql('postgres');
 my $leader_pid = $leader->query_safe('SELECT pg_backend_pid()');
