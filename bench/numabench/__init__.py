@@ -12,7 +12,8 @@
     numabench demo
 
 Each configuration gets a fresh cluster (initdb) with the same generated data;
-the runs of the configurations are interleaved (A B, B A, A B, ...) so that
+the runs of the configurations are interleaved, each at each place of a round
+equally often (A B, B A, ...; a balanced Latin square for more) so that
 drift of a shared machine hits all of them, with a CHECKPOINT before each run.  Results
 are written as JSON (every run, every setting), a text table and a PNG plot.
 Run as root, the servers run as the postgres user.  Every server started is

@@ -8,7 +8,7 @@ import re
 import statistics
 import threading
 
-from ._system import cpu_times, read
+from ._system import busy_cpu_seconds, cpu_times, read
 
 
 NUMASTAT_COUNTERS = ("numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node")
@@ -146,7 +146,8 @@ def cpuinfo_mhz():
 class CpuSampler(threading.Thread):
     """What the CPUs did during a run, not what was asked: the frequency of
     the CPUs the server and pgbench may use, every 0.25 s (scaling_cur_freq,
-    else /proc/cpuinfo), and the steal time over the run."""
+    else /proc/cpuinfo), the steal time over the run, and the CPU time all
+    CPUs were busy (the server's, pgbench's and anything else's)."""
 
     def __init__(self, machine, cpus):
         super().__init__(daemon=True)
@@ -156,6 +157,7 @@ class CpuSampler(threading.Thread):
 
     def run(self):
         self.steal0 = cpu_times()
+        self.busy0 = busy_cpu_seconds()
         while True:
             khz = self.machine.cur_freq_khz(self.cpus)
             if khz:
@@ -173,6 +175,7 @@ class CpuSampler(threading.Thread):
         s1, t1 = cpu_times()
         s0, t0 = self.steal0
         out = {"steal_percent": round(100.0 * (s1 - s0) / (t1 - t0), 3) if t1 > t0 else 0.0,
+               "busy_cpu_s": round(busy_cpu_seconds() - self.busy0, 3),
                "frequency_source": self.source if self.mhz else None}
         if self.mhz:
             out.update({"mhz_min": min(self.mhz), "mhz_median": statistics.median(self.mhz),

@@ -12,7 +12,7 @@ import tempfile
 import threading
 
 from ._common import HERE, TRIM_TOLERANCE, UsageError, log
-from ._stats import mean, percentile, stdev
+from ._stats import balanced_order, mean, percentile, stdev
 from ._pgbench import parse_log, parse_summary
 from . import _system
 from ._system import (Machine, cmd_reset, cmd_tune, read, saved_state,
@@ -123,6 +123,10 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
         "logged_transactions": len(latencies),
         "logged_failures": failures,
     }
+    if cpu_use.get("busy_cpu_s") is not None and summary.get("transactions"):
+        # what a transaction cost all the CPUs: the same transactions on each
+        # side of a pair, so the server's extra work is the difference
+        result["cpu_ms_per_txn"] = 1000.0 * cpu_use["busy_cpu_s"] / summary["transactions"]
     if streams:
         # at a fixed rate, latency is measured from each transaction's
         # scheduled start; for two-roles, tps, latency and percentiles above
@@ -266,8 +270,9 @@ def cmd_run(args):
                 if args.warmup > 0:
                     warm_up()
             for n in clients:
-                # A B, then B A: a drift within a round hits both sides alike
-                for c in (clusters if i % 2 == 0 else clusters[::-1]):
+                # each configuration at each place of a round as often as
+                # the others: a drift within a round hits them all alike
+                for c in [clusters[k] for k in balanced_order(len(clusters), i)]:
                     with _companion.loaded(c, bindir):
                         r = one_run(c, args, n, workdir, "%s-%d-%d" % (c.name, n, i + 1), seed=i + 1,
                                     keep_log_in=keep_logs_in)

@@ -113,3 +113,17 @@ def bootstrap_median_ci(values, level=0.95, reps=10000, seed=1):
     lo = medians[int((1 - level) / 2 * reps)]
     hi = medians[min(reps - 1, int((1 + level) / 2 * reps))]
     return lo, hi
+
+
+def balanced_order(n, round_index):
+    """The order of n configurations in round round_index (0-based): a
+    balanced Latin square (Williams, 1949), so that over n rounds (2n for odd
+    n) each configuration runs at each place of a round equally often, and
+    after each other one equally often.  Round 0 starts with the first; for
+    two configurations it is A B, B A.  A B C / C B A instead left the first
+    always at the ends of a round and the second always in the middle."""
+    first = [0] + [(j + 1) // 2 if j % 2 else n - j // 2 for j in range(1, n)]
+    rows = n if n % 2 == 0 else 2 * n
+    r = round_index % rows
+    row = [(a + r) % n for a in first]
+    return row if r < n else row[::-1]

@@ -32,6 +32,9 @@ def summarise(runs, do_trim):
     if cpu:
         freq = [c for c in cpu if c.get("mhz_median") is not None]
         out["cpu"] = {"steal_percent_max": max(c["steal_percent"] for c in cpu)}
+        per_txn = [r["cpu_ms_per_txn"] for r in runs if r.get("cpu_ms_per_txn")]
+        if len(per_txn) == len(runs):
+            out["cpu"]["cpu_ms_per_txn_mean"] = mean(per_txn)
         if freq:
             out["cpu"].update({"mhz_min": min(c["mhz_min"] for c in freq),
                                "mhz_median": statistics.median(c["mhz_median"] for c in freq),
@@ -46,6 +49,8 @@ def cpu_line(summary):
     if not c:
         return None
     text = "  cpu: steal up to %.1f%%" % c["steal_percent_max"]
+    if "cpu_ms_per_txn_mean" in c:
+        text += "; busy %.2f ms of CPU a transaction" % c["cpu_ms_per_txn_mean"]
     if "mhz_median" in c:
         text += "; frequency min %.0f / median %.0f / max %.0f MHz (%s)" % (
             c["mhz_min"], c["mhz_median"], c["mhz_max"], c["frequency_source"])
@@ -93,7 +98,8 @@ def numa_line(summary):
 
 # what a pair of runs is compared on: tps, and for two-roles the OLTP role's
 # p99 latency (at its fixed rate, its tps is the rate) and the analytic role's tps
-PAIRED_METRICS = {"tps": "tps", "p99_ms": "p99 latency", "p50_ms": "p50 latency", "analytic_tps": "analytic tps"}
+PAIRED_METRICS = {"tps": "tps", "p99_ms": "p99 latency", "p50_ms": "p50 latency", "analytic_tps": "analytic tps",
+                  "cpu_ms_per_txn": "CPU time a transaction (all CPUs)"}
 
 
 def metric_label(doc, metric):
@@ -105,7 +111,7 @@ def metric_label(doc, metric):
 def paired(results, first, second, clients, metric="tps"):
     a = next(x for x in results if x["configuration"] == first and x["clients"] == clients)
     b = next(x for x in results if x["configuration"] == second and x["clients"] == clients)
-    if any(not ra.get(metric) for ra in a["runs"]):
+    if any(not r.get(metric) for r in a["runs"] + b["runs"]):
         return None             # nothing to compare with (the OLTP role alone has no analytic tps)
     ratios = [rb[metric] / ra[metric] for ra, rb in zip(a["runs"], b["runs"])]
     lo, hi = bootstrap_median_ci(ratios)
@@ -117,7 +123,7 @@ def paired(results, first, second, clients, metric="tps"):
 def paired_all(doc):
     """Every configuration against the first, on the workload's metrics."""
     metrics = {"two-roles": ("tps", "p50_ms", "p99_ms", "analytic_tps"),
-               "bursty": ("p99_ms", "p50_ms", "tps")}.get(doc["workload"], ("tps",))
+               "bursty": ("p99_ms", "p50_ms", "tps", "cpu_ms_per_txn")}.get(doc["workload"], ("tps", "cpu_ms_per_txn"))
     names = [c["name"] for c in doc["configurations"]]
     rounds = min(len(x["runs"]) for x in doc["results"])
     if rounds < 2 or len(names) < 2:

@@ -160,6 +160,13 @@ def cpu_times():
     return (values[7] if len(values) > 7 else 0), sum(values)
 
 
+def busy_cpu_seconds():
+    """The CPU time all CPUs have spent on anything (user, nice, system, irq,
+    softirq: not idle, iowait or steal), in seconds, from /proc/stat."""
+    values = [int(x) for x in read("/proc/stat", "cpu 0").splitlines()[0].split()[1:]] + [0] * 7
+    return sum(values[i] for i in (0, 1, 2, 5, 6)) / float(os.sysconf("SC_CLK_TCK"))
+
+
 def steal_percent(seconds=0.5):
     s0, t0 = cpu_times()
     time.sleep(seconds)

@@ -230,7 +230,12 @@ class Bursty(unittest.TestCase):
                 # an open loop runs at its rate (Poisson arrivals: within half)
                 self.assertAlmostEqual(r["tps"], b["rate"], delta=b["rate"] / 2)
                 self.assertLessEqual(r["p50_ms"], r["p99_ms"])
-        self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["p50_ms", "p99_ms", "tps"])
+                # all CPUs' busy time (/proc/stat) over the transactions: at
+                # least a good part of the query each was sized for
+                self.assertGreater(r["cpu_ms_per_txn"], 0.3 * 10, x["configuration"])
+        self.assertEqual(sorted(p["metric"] for p in doc["paired"]), ["cpu_ms_per_txn", "p50_ms", "p99_ms", "tps"])
+        self.assertIn("ms of CPU a transaction", table)
+        self.assertIn("median CPU time a transaction (all CPUs) ratio", table)
         # one round's configurations got the same arrivals (pgbench's
         # --random-seed): their transactions differ by those still running
         # at the end at most

@@ -11,6 +11,29 @@ from numabench import _stats as stats
 
 
 class Statistics(unittest.TestCase):
+    def test_balanced_order(self):
+        """Each configuration at each place of a round, and after each other
+        one, equally often over a full cycle of rounds; two go A B, B A."""
+        self.assertEqual([stats.balanced_order(2, i) for i in range(4)], [[0, 1], [1, 0], [0, 1], [1, 0]])
+        for n in range(2, 8):
+            rows = [stats.balanced_order(n, i) for i in range(n if n % 2 == 0 else 2 * n)]
+            self.assertEqual(rows[0][0], 0)
+            for row in rows:
+                self.assertEqual(sorted(row), list(range(n)), (n, row))
+            for place in range(n):
+                counts = [sum(row[place] == c for row in rows) for c in range(n)]
+                self.assertEqual(len(set(counts)), 1, (n, place, counts))
+            follows = {}
+            for row in rows:
+                for a, b in zip(row, row[1:]):
+                    follows[(a, b)] = follows.get((a, b), 0) + 1
+            self.assertEqual(len(follows), n * (n - 1), n)
+            self.assertEqual(len(set(follows.values())), 1, (n, follows))
+            # the cycle repeats: round r and round r + len(rows) run alike
+            self.assertEqual(stats.balanced_order(n, len(rows) + 1), rows[1])
+        # the old A B C / C B A kept the second in the middle of every round
+        self.assertNotEqual({stats.balanced_order(3, i)[1] for i in range(6)}, {1})
+
     def test_trim_keeps_a_tight_series(self):
         kept, dropped = stats.trim([100, 100.5, 99.5, 100.2])
         self.assertEqual(dropped, [])
