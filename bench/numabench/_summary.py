@@ -111,7 +111,7 @@ def metric_label(doc, metric):
 def paired(results, first, second, clients, metric="tps"):
     a = next(x for x in results if x["configuration"] == first and x["clients"] == clients)
     b = next(x for x in results if x["configuration"] == second and x["clients"] == clients)
-    if any(not r.get(metric) for r in a["runs"] + b["runs"]):
+    if any(not ra.get(metric) for ra in a["runs"]) or any(rb.get(metric) is None for rb in b["runs"]):
         return None             # nothing to compare with (the OLTP role alone has no analytic tps)
     ratios = [rb[metric] / ra[metric] for ra, rb in zip(a["runs"], b["runs"])]
     lo, hi = bootstrap_median_ci(ratios)
@@ -123,7 +123,7 @@ def paired(results, first, second, clients, metric="tps"):
 def paired_all(doc):
     """Every configuration against the first, on the workload's metrics."""
     metrics = {"two-roles": ("tps", "p50_ms", "p99_ms", "analytic_tps"),
-               "bursty": ("p99_ms", "p50_ms", "tps", "cpu_ms_per_txn")}.get(doc["workload"], ("tps", "cpu_ms_per_txn"))
+               "bursty": ("p99_ms", "p50_ms", "tps", "cpu_ms_per_txn")}.get(doc["workload"], ("tps",))
     names = [c["name"] for c in doc["configurations"]]
     rounds = min(len(x["runs"]) for x in doc["results"])
     if rounds < 2 or len(names) < 2:
