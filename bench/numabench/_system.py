@@ -154,16 +154,22 @@ def virtualization():
     return "a hypervisor (cpuinfo flag)" if re.search(r"^flags\s*:.*\bhypervisor\b", flags, re.M) else None
 
 
+def all_cpus_jiffies():
+    """The first line of /proc/stat, all CPUs: user, nice, system, idle,
+    iowait, irq, softirq, steal, ... in jiffies (zeros where a field is missing)."""
+    return [int(x) for x in read("/proc/stat", "cpu 0").splitlines()[0].split()[1:]] + [0] * 8
+
+
 def cpu_times():
     """(steal, total) jiffies of all CPUs, from /proc/stat."""
-    values = [int(x) for x in read("/proc/stat", "cpu 0").splitlines()[0].split()[1:]]
-    return (values[7] if len(values) > 7 else 0), sum(values)
+    values = all_cpus_jiffies()
+    return values[7], sum(values)
 
 
 def busy_cpu_seconds():
     """The CPU time all CPUs have spent on anything (user, nice, system, irq,
     softirq: not idle, iowait or steal), in seconds, from /proc/stat."""
-    values = [int(x) for x in read("/proc/stat", "cpu 0").splitlines()[0].split()[1:]] + [0] * 7
+    values = all_cpus_jiffies()
     return sum(values[i] for i in (0, 1, 2, 5, 6)) / float(os.sysconf("SC_CLK_TCK"))
 
 
