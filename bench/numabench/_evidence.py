@@ -7,6 +7,7 @@ import os
 import re
 import statistics
 import threading
+import time
 
 from ._system import busy_cpu_seconds, cpu_times, read
 
@@ -147,18 +148,20 @@ class CpuSampler(threading.Thread):
     """What the CPUs did during a run, not what was asked: the frequency of
     the CPUs the server and pgbench may use, every 0.25 s (scaling_cur_freq,
     else /proc/cpuinfo), the steal time over the run, and the CPU time all
-    CPUs were busy (the server's, pgbench's and anything else's)."""
+    CPUs were busy (the server's, pgbench's and anything else's), over the
+    run or the part of it that is measured."""
 
     def __init__(self, machine, cpus):
         super().__init__(daemon=True)
         self.machine, self.cpus = machine, cpus
         self.mhz, self.source = [], None
+        self.busy = []              # (time.time(), busy CPU seconds)
         self.done = threading.Event()
 
     def run(self):
         self.steal0 = cpu_times()
-        self.busy0 = busy_cpu_seconds()
         while True:
+            self.busy.append((time.time(), busy_cpu_seconds()))
             khz = self.machine.cur_freq_khz(self.cpus)
             if khz:
                 self.source = "scaling_cur_freq"
@@ -169,13 +172,24 @@ class CpuSampler(threading.Thread):
             if self.done.wait(0.25):
                 break
 
-    def result(self):
+    def busy_at(self, when):
+        """The busy CPU seconds at "when", between the two samples around it."""
+        before = [x for x in self.busy if x[0] <= when] or self.busy[:1]
+        after = [x for x in self.busy if x[0] >= when] or self.busy[-1:]
+        (t0, b0), (t1, b1) = before[-1], after[0]
+        return b0 if t1 <= t0 else b0 + (b1 - b0) * (when - t0) / (t1 - t0)
+
+    def result(self, window=None):
+        """The run's figures; the busy CPU time within "window" (start, end
+        in seconds since the epoch) where given."""
         self.done.set()
         self.join()
+        self.busy.append((time.time(), busy_cpu_seconds()))
         s1, t1 = cpu_times()
         s0, t0 = self.steal0
+        start, end = window or (self.busy[0][0], self.busy[-1][0])
         out = {"steal_percent": round(100.0 * (s1 - s0) / (t1 - t0), 3) if t1 > t0 else 0.0,
-               "busy_cpu_s": round(busy_cpu_seconds() - self.busy0, 3),
+               "busy_cpu_s": round(self.busy_at(end) - self.busy_at(start), 3),
                "frequency_source": self.source if self.mhz else None}
         if self.mhz:
             out.update({"mhz_min": min(self.mhz), "mhz_median": statistics.median(self.mhz),
@@ -196,12 +210,18 @@ def scheduler_cpu(cluster):
     (/proc/PID/schedstat), or None where it does not run."""
     if "numasched" not in cluster.settings.get("shared_preload_libraries", ""):
         return None
-    pid = cluster.psql("SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'")
-    if not pid.isdigit():
+    return scheduler_cpu_again(cluster.psql(
+        "SELECT pid FROM pg_stat_activity WHERE backend_type = 'numasched scheduler'"))
+
+
+def scheduler_cpu_again(pid):
+    """(pid, ns) of the process "pid" read again, from /proc only (no query,
+    so it can be read while a run is measured), or None."""
+    if not str(pid).isdigit():
         return None
     try:
         with open("/proc/%s/schedstat" % pid) as f:
-            return pid, int(f.read().split()[0])
+            return str(pid), int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -223,9 +243,13 @@ def numasched_workloads(cluster):
         "SELECT coalesce(json_agg(w ORDER BY role, cpu_group), '[]') FROM numasched_workloads w"))
 
 
-def sample_server(cluster, cpus_of, locality, workloads, pinned):
-    locality.update(server_locality(cluster.postmaster_pid(), cpus_of))
-    pinned.update(pinning(cluster))
-    placed = numasched_workloads(cluster)
-    if placed is not None:
-        workloads.extend(placed)
+def sample_server(cluster, cpus_of, scheduler_before, sample):
+    """What a run leaves to see only while its backends exist, taken after
+    the part of it that is measured (its reads of /proc and its query cost
+    CPU): when, the scheduler worker's CPU time, where the server's private
+    memory is, what the kernel lets it use, and numasched's view of it."""
+    sample["time"] = time.time()
+    sample["scheduler"] = scheduler_cpu_again(scheduler_before[0]) if scheduler_before else None
+    sample["locality"] = server_locality(cluster.postmaster_pid(), cpus_of)
+    sample["pinned"] = pinning(cluster)
+    sample["workloads"] = numasched_workloads(cluster)

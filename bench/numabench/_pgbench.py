@@ -29,21 +29,39 @@ def parse_summary(text):
     return out
 
 
-def parse_log(lines):
+def parse_log(lines, until=None):
     """pgbench 15's per-transaction log: "client tx time script epoch us
     [lag] [retries]"; time is the latency in microseconds, or "failed",
     "serialization" or "deadlock" for a failed transaction.
-    Returns (latencies in ms, failures)."""
+    Returns (latencies in ms, failures): with "until" (seconds since the
+    epoch), of the transactions scheduled to start before it (a failed one:
+    that ended before it)."""
     latencies, failures = [], 0
     for line in lines:
         fields = line.split()
         if len(fields) < 6:
             continue
+        end = int(fields[4]) + int(fields[5]) / 1e6
         if fields[2].isdigit():
-            latencies.append(int(fields[2]) / 1000.0)
-        else:
+            if until is None or end - int(fields[2]) / 1e6 < until:
+                latencies.append(int(fields[2]) / 1000.0)
+        elif until is None or end < until:
             failures += 1
     return latencies, failures
+
+
+def measured_window(lines, duration, not_after=None):
+    """The part of a run that is measured: its first "duration" seconds from
+    the first transaction's scheduled start, ending at "not_after" if that
+    comes first, as (start, until) in seconds since the epoch, with how many
+    transactions succeeded within it; None for a log with no succeeded
+    transaction."""
+    rows = parse_log_times(lines)
+    if not rows:
+        return None
+    start = min(s for s, _ in rows)
+    until = start + duration if not_after is None else min(start + duration, not_after)
+    return start, until, sum(1 for s, latency in rows if s + latency / 1000.0 < until)
 
 
 def parse_log_times(lines):

@@ -13,7 +13,7 @@ import threading
 
 from ._common import HERE, TRIM_TOLERANCE, UsageError, log
 from ._stats import balanced_order, mean, percentile, stdev
-from ._pgbench import parse_log, parse_summary
+from ._pgbench import measured_window, parse_log, parse_summary
 from . import _system
 from ._system import (Machine, cmd_reset, cmd_tune, read, saved_state,
     system_items, write)
@@ -25,6 +25,14 @@ from ._evidence import (CpuSampler, allowed, node_cpus, numasched_counters, numa
     parse_cpu_list, read_numastat, sample_server, scheduler_cpu, scheduler_cpu_ms)
 from ._summary import paired_all, summarise
 from ._output import write_outputs
+
+
+# pgbench runs this many whole seconds past a run's measured part, and the
+# sample of its server is taken this long after the measured part's planned
+# end, and counts as after it only this long past its real end
+RUN_ON_S = 2
+SAMPLE_AFTER_S = 1.0
+SAMPLE_GUARD_S = 0.25
 
 
 def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep_log_in=None):
@@ -42,13 +50,15 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
     threads = max(1, min(clients, os.cpu_count() or 1))
     cpus_of = node_cpus()
     numastat_before, stats_before = read_numastat(), numasched_counters(cluster)
-    # what numasched's own worker costs: its CPU time over the run
+    # what numasched's own worker costs: its CPU time up to the sample
     scheduler_before = scheduler_cpu(cluster)
-    # where the server's private memory is, sampled near the end of the run
-    # (pgbench's backends are gone once it returns)
-    locality, workloads, pinned = {}, [], {}
-    sampler = threading.Timer(max(0.5, duration - 1.0), sample_server,
-                              (cluster, cpus_of, locality, workloads, pinned))
+    # pgbench runs on past the measured part, so that the sample of what
+    # exists only while its backends do (their memory, their masks) costs
+    # the measured transactions nothing: reading numa_maps under emulation
+    # and a query beside them took the tail of every run's last second
+    sample = {}
+    sampler = threading.Timer(duration + SAMPLE_AFTER_S, sample_server,
+                              (cluster, cpus_of, scheduler_before, sample))
     sampler.start()
     server_cpus = parse_cpu_list((allowed(cluster.postmaster_pid()) or {}).get("cpus"))
     pgbench_cpus = parse_cpu_list(args.pgbench_cpus) if args.pgbench_cpus else None
@@ -67,7 +77,8 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
         analytic_clients = int(cluster.settings.get("bench.analytic_clients", args.analytic_clients))
         if analytic_clients > 0:
             analytic = cluster.pgbench_start(
-                ["-n", "-U", TWO_ROLES[1], "-c", str(analytic_clients), "-j", "1", "-T", str(duration)]
+                ["-n", "-U", TWO_ROLES[1], "-c", str(analytic_clients), "-j", "1",
+                 "-T", str(duration + RUN_ON_S)]
                 + shlex.split(args.pgbench_args or "")
                 + workload_files("two-roles-analytic", 0, 0, args.workload_dir), cpus=args.pgbench_cpus)
     if streams and "-R" in streams and seed is not None:
@@ -75,7 +86,7 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
         # random numbers): a pair differs by what the server did, not by how
         # many transactions the schedule happened to ask for
         streams = streams + ["--random-seed=%d" % seed]
-    r = cluster.pgbench(["-n", "-c", str(clients), "-j", str(threads), "-T", str(duration),
+    r = cluster.pgbench(["-n", "-c", str(clients), "-j", str(threads), "-T", str(duration + RUN_ON_S),
                          "-l", "--log-prefix=" + prefix] + streams + shlex.split(args.pgbench_args or "")
                         + workload_files(args.workload, args.oltp_weight, args.analytic_weight,
                                          args.workload_dir),
@@ -88,45 +99,55 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
     if r.returncode not in (0, 2) or "tps = " not in r.stdout:
         raise RuntimeError("pgbench on %s failed: %s" % (cluster.name, (r.stderr or r.stdout).strip()[-2000:]))
     sampler.join()
-    cpu_use = cpu.result()
-    numa = {"numastat": numastat_delta(numastat_before, read_numastat()), "private_memory": locality}
-    if stats_before is not None:
-        numa["workloads"] = workloads
-    if stats_before is not None:
-        after = numasched_counters(cluster)
-        numa["numasched_stats"] = {k: after[k] - stats_before.get(k, 0) for k in after}
-    scheduler_ms = scheduler_cpu_ms(scheduler_before, scheduler_cpu(cluster))
-    if scheduler_ms is not None:
-        numa["scheduler_cpu_ms"] = scheduler_ms
-    summary = parse_summary(r.stdout)
     lines = []
     for path in glob.glob(prefix + ".*"):
         with open(path) as f:
             lines.extend(f)
-    latencies, failures = parse_log(lines)
+    # the measured part: "duration" seconds from the first transaction,
+    # ending before the sample if the connections took long
+    sampled = sample.get("time")
+    window = measured_window(lines, duration, not_after=sampled and sampled - SAMPLE_GUARD_S)
+    latencies, failures = parse_log(lines, until=window[1] if window else None)
+    cpu_use = cpu.result(window[:2] if window else None)
+    numa = {"numastat": numastat_delta(numastat_before, read_numastat()),
+            "private_memory": sample.get("locality") or {}}
+    if stats_before is not None:
+        numa["workloads"] = sample.get("workloads") or []
+        after = numasched_counters(cluster)
+        numa["numasched_stats"] = {k: after[k] - stats_before.get(k, 0) for k in after}
+    scheduler_ms = scheduler_cpu_ms(scheduler_before, sample.get("scheduler"))
+    if scheduler_ms is not None:
+        numa["scheduler_cpu_ms"] = scheduler_ms
     if keep_log_in:
         with open(os.path.join(keep_log_in, tag + ".log"), "w") as f:
             f.writelines(lines)
     shutil.rmtree(logdir, ignore_errors=True)
+    measured_s = window[1] - window[0] if window else float(duration)
+    transactions = window[2] if window else 0
     result = {
         "server_started": server_started,
         "numa": numa,
         "cpu": cpu_use,
-        "pinning": pinned,
-        "tps": summary["tps"],
-        "transactions": summary.get("transactions"),
-        "failed": summary["failed"],
-        "latency_avg_ms": summary.get("latency_avg_ms", mean(latencies) if latencies else None),
-        "latency_stddev_ms": summary.get("latency_stddev_ms", stdev(latencies) if latencies else None),
+        "pinning": sample.get("pinned") or {},
+        # what completed in the measured part, as pgbench's summary would
+        # count it had the run ended there
+        "tps": transactions / measured_s,
+        "transactions": transactions,
+        "measured_s": round(measured_s, 3),
+        "measured_until": window[1] if window else None,
+        "sampled_after_s": round(sampled - window[1], 3) if window and sampled else None,
+        "failed": failures,
+        "latency_avg_ms": mean(latencies) if latencies else None,
+        "latency_stddev_ms": stdev(latencies) if latencies else None,
         "p95_ms": percentile(latencies, 95),
         "p99_ms": percentile(latencies, 99),
         "logged_transactions": len(latencies),
         "logged_failures": failures,
     }
-    if args.workload != "two-roles" and cpu_use.get("busy_cpu_s") is not None and summary.get("transactions"):
+    if args.workload != "two-roles" and cpu_use.get("busy_cpu_s") is not None and transactions:
         # what a transaction cost all the CPUs (two-roles' analytic role
         # would count in the time, not in the transactions)
-        result["cpu_ms_per_txn"] = 1000.0 * cpu_use["busy_cpu_s"] / summary["transactions"]
+        result["cpu_ms_per_txn"] = 1000.0 * cpu_use["busy_cpu_s"] / transactions
     if streams:
         # at a fixed rate, latency is measured from each transaction's
         # scheduled start; for two-roles, tps, latency and percentiles above
@@ -278,8 +299,9 @@ def cmd_run(args):
                                     keep_log_in=keep_logs_in)
                     r["run"] = i + 1
                     next(x for x in results if x["configuration"] == c.name and x["clients"] == n)["runs"].append(r)
-                    log("run %d/%d, %d clients, %-10s tps %10.1f  latency %.3f ms" % (
-                        i + 1, args.first_round - 1 + args.runs, n, c.name, r["tps"], r["latency_avg_ms"]))
+                    log("run %d/%d, %d clients, %-10s tps %10.1f  latency %s ms" % (
+                        i + 1, args.first_round - 1 + args.runs, n, c.name, r["tps"],
+                        "-" if r["latency_avg_ms"] is None else "%.3f" % r["latency_avg_ms"]))
                     # what ran is kept if the comparison is interrupted
                     for x in results:
                         if x["runs"]:

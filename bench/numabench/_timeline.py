@@ -10,6 +10,7 @@ and 95th percentile latency of the transactions scheduled in it, over all
 the runs of each configuration."""
 
 import glob
+import json
 import math
 import os
 
@@ -18,10 +19,11 @@ from ._pgbench import parse_log_times
 from ._stats import percentile
 
 
-def run_logs(logdir):
+def run_logs(logdir, measured_until=None):
     """{column: [[(start s from the run's first, latency ms)], ...]} of the kept
     logs; a column is a configuration, with its client count where it ran more
-    than one."""
+    than one.  A run named in "measured_until" ({(configuration, clients,
+    run): seconds since the epoch}) keeps only its measured part."""
     runs = {}
     for path in sorted(glob.glob(os.path.join(logdir, "*.log"))):
         # CONFIG-CLIENTS-RUN.log
@@ -30,6 +32,9 @@ def run_logs(logdir):
             continue
         with open(path) as f:
             rows = parse_log_times(f)
+        until = (measured_until or {}).get((parts[0], int(parts[1]), int(parts[2])))
+        if until is not None:
+            rows = [(start, latency) for start, latency in rows if start < until]
         if rows:
             first = min(start for start, _ in rows)
             runs.setdefault((parts[0], int(parts[1])), []).append([(start - first, latency) for start, latency in rows])
@@ -62,7 +67,17 @@ def cmd_timeline(args):
     logdir = os.path.join(args.result, "logs")
     if not os.path.isdir(logdir):
         raise UsageError("%s has no logs/: run numabench run --keep-logs" % args.result)
-    runs = run_logs(logdir)
+    # runs since 6 December 2026 record where their measured part ended:
+    # pgbench ran on past it while the server was sampled
+    measured_until = {}
+    results = os.path.join(args.result, "results.json")
+    if os.path.exists(results):
+        with open(results) as f:
+            for x in json.load(f)["results"]:
+                for r in x["runs"]:
+                    if r.get("measured_until") is not None:
+                        measured_until[(x["configuration"], x["clients"], r["run"])] = r["measured_until"]
+    runs = run_logs(logdir, measured_until)
     if not runs:
         raise UsageError("%s holds no run's log" % logdir)
     names = sorted(runs, key=lambda n: (n.split("/")[0] != "baseline", n))

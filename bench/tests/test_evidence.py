@@ -69,6 +69,17 @@ class NumaEvidence(unittest.TestCase):
         older.pop("scheduler_cpu_ms_per_run")
         self.assertTrue(summary.numa_line(older).endswith("numasched over all runs: 2 placed, 1 moves, 5 pages migrated"))
 
+    def test_busy_cpu_within_the_measured_part(self):
+        # busy CPU seconds sampled every 0.25 s; the measured part's ends
+        # fall between samples
+        cpu = evidence.CpuSampler(None, None)
+        cpu.busy = [(100.0, 10.0), (100.25, 10.5), (100.5, 11.0), (100.75, 11.1)]
+        self.assertAlmostEqual(cpu.busy_at(100.125), 10.25)
+        self.assertAlmostEqual(cpu.busy_at(100.5), 11.0)
+        self.assertAlmostEqual(cpu.busy_at(99.0), 10.0)      # before the first: the first
+        self.assertAlmostEqual(cpu.busy_at(101.0), 11.1)     # after the last: the last
+        self.assertAlmostEqual(cpu.busy_at(100.625) - cpu.busy_at(100.125), 0.8)
+
     def test_scheduler_cpu(self):
         # a delta only between two reads of the same worker (a restarted
         # scheduler's count starts again)

@@ -35,6 +35,32 @@ class Parsing(unittest.TestCase):
         self.assertEqual(latencies, [1.14, 0.088, 5.987])
         self.assertEqual(failures, 2)
 
+    def test_log_until(self):
+        # only what was scheduled before "until" (a failure: what ended
+        # before it); the 5.987 ms one started at 1796045198.809267
+        until = 1796045198.81
+        latencies, failures = pgbench.parse_log(LOG_LINES, until=until)
+        self.assertEqual(latencies, [1.14, 0.088, 5.987])
+        self.assertEqual(failures, 2)
+        latencies, failures = pgbench.parse_log(LOG_LINES, until=1796045198.805)
+        self.assertEqual(latencies, [1.14, 0.088])
+        self.assertEqual(failures, 1)
+
+    def test_measured_window(self):
+        # from the first scheduled start (…193.848413), "duration" seconds,
+        # counting what succeeded within it
+        start, until, completed = pgbench.measured_window(LOG_LINES, 5.0)
+        self.assertAlmostEqual(start, 1796045193.848413, places=5)
+        self.assertAlmostEqual(until, 1796045198.848413, places=5)
+        self.assertEqual(completed, 3)
+        start, until, completed = pgbench.measured_window(LOG_LINES, 4.96)
+        self.assertEqual(completed, 2)      # the third ended at …198.815254
+        # ending before a sample taken inside the planned window
+        start, until, completed = pgbench.measured_window(LOG_LINES, 5.0, not_after=1796045198.0)
+        self.assertEqual(until, 1796045198.0)
+        self.assertEqual(completed, 2)
+        self.assertIsNone(pgbench.measured_window(LOG_LINES[2:4], 5.0))
+
 
 if __name__ == "__main__":
     support.main(sys.modules[__name__])

@@ -17,6 +17,7 @@ from numabench import _cluster as cluster
 from numabench import _common as common
 from numabench import _compare as compare
 from numabench import _evidence as evidence
+from numabench import _pgbench as pgbench
 from numabench import _summary as summary
 from numabench import _workloads as workloads
 
@@ -80,10 +81,18 @@ class WithServers(unittest.TestCase):
                 self.assertGreater(r["tps"], 0)
                 self.assertGreater(r["logged_transactions"], 0)
             self.assertIn("%.1f" % x["summary"]["tps_mean"], table)
-            # --keep-logs: each run's per-transaction log, as many lines as it counted
+            # --keep-logs: each run's whole per-transaction log; what it
+            # counted is what was scheduled in its measured part, and the
+            # server was sampled after that part, while pgbench ran on
             for r in x["runs"]:
                 with open(os.path.join(out, "logs", "%s-%d-%d.log" % (x["configuration"], x["clients"], r["run"]))) as f:
-                    self.assertEqual(sum(1 for _ in f), r["logged_transactions"] + r["logged_failures"])
+                    starts = [s for s, _ in pgbench.parse_log_times(f)]
+                self.assertEqual(sum(1 for s in starts if s < r["measured_until"]), r["logged_transactions"])
+                self.assertGreater(max(starts), r["measured_until"] + 0.5, "pgbench ran on past the measured part")
+                self.assertGreater(r["sampled_after_s"], 0)
+                self.assertLessEqual(r["measured_s"], 2.0)
+                self.assertGreater(r["measured_s"], 1.5)
+                self.assertAlmostEqual(r["tps"], r["transactions"] / r["measured_s"])
         # the NUMA evidence of every run: the kernel's counters, where the
         # server's private memory is, and numasched's counters where it is loaded
         for x in doc["results"]:

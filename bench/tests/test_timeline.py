@@ -4,6 +4,7 @@ back as windows of the runs. Prints TAP (prove --exec /usr/bin/python3)."""
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import sys
@@ -74,6 +75,21 @@ class Timeline(unittest.TestCase):
         self.assertRegex(lines[1], r"^window\s+baseline\s+b$")
         self.assertRegex(lines[2], r"^0-1 s\s+12\.0 / 12\s+10\.0 / 10$")
         self.assertRegex(lines[3], r"^1-2 s\s+-\s+250\.0 / 250$")
+
+    def test_only_the_measured_part(self):
+        # results.json's measured_until cuts run 1 of b (pgbench ran on past
+        # it while the server was sampled); a run it does not name is whole
+        self.write("b-8-1.log", [log_line(0, 0, 10, 100), log_line(0, 1, 100, 102.5)])
+        self.write("b-8-2.log", [log_line(0, 0, 10, 200), log_line(0, 1, 900, 202.5)])
+        with open(os.path.join(self.out, "results.json"), "w") as f:
+            json.dump({"results": [{"configuration": "b", "clients": 8,
+                                    "runs": [{"run": 1, "measured_until": 102.0}, {"run": 2}]}]}, f)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(cli.main(["timeline", self.out, "--window", "1", "--until", "2"]), 0)
+        self.assertRegex(out.getvalue().splitlines()[-1], r"^after 2 s\s+900\.0 / 900$")
+        runs = timeline.run_logs(self.logs, {("b", 8, 1): 102.0})
+        self.assertEqual(sorted(len(rows) for rows in runs["b"]), [1, 2])
 
     def test_refusals(self):
         err = io.StringIO()
