@@ -38,7 +38,8 @@ def build_parser():
                         "named variant of either; repeat; default: baseline and numasched")
     r.add_argument("--workload", choices=WORKLOADS, default="oltp-ro")
     r.add_argument("--clients", default="2", help="client counts, e.g. 1,2,4")
-    r.add_argument("--duration", type=int, default=10, help="seconds per run")
+    r.add_argument("--duration", type=int, default=10,
+                   help="seconds measured per run (pgbench runs 2 s more, while the server is sampled)")
     r.add_argument("--runs", type=int, default=10, help="runs per configuration")
     r.add_argument("--first-round", type=int, default=1, metavar="N",
                    help="number the rounds from N (their seeds and A/B order too): a later sitting of a "
