@@ -41,6 +41,11 @@ def check_alike(first, doc, path, across_commits=False):
     if bool(first.get("restart_each_round")) != bool(doc.get("restart_each_round")):
         raise UsageError("refusing to merge unlike sittings: one restarted its servers each round, %s %s"
                          % (path, "did" if doc.get("restart_each_round") else "did not"))
+    # a sitting from before 6 December 2026 sampled its servers inside the
+    # measured runs, which raised their last second's latency
+    if bool(first.get("sampled_after_measured")) != bool(doc.get("sampled_after_measured")):
+        raise UsageError("refusing to merge unlike sittings: one sampled its servers inside the measured "
+                         "part of each run, %s %s" % (path, "did not" if doc.get("sampled_after_measured") else "did"))
     bursty = [(d.get("bursty") or {}) for d in (first, doc)]
     for key in ("utilisation_percent", "burst_ms", "rate"):
         if bursty[0].get(key) != bursty[1].get(key):

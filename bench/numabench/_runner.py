@@ -265,7 +265,9 @@ def cmd_run(args):
         doc = {
             "numabench": 1, "complete": False, "workload": args.workload, "scale": args.scale,
             "duration_s": args.duration, "runs": args.runs, "first_round": args.first_round,
-            "restart_each_round": args.restart_each_round, "clients": clients, "trim": args.trim,
+            "restart_each_round": args.restart_each_round,
+            # since 6 December 2026; before, the sample fell inside each run
+            "sampled_after_measured": True, "clients": clients, "trim": args.trim,
             "trim_tolerance": TRIM_TOLERANCE if args.trim else None, "warmup_s": args.warmup,
             "pgbench_args": args.pgbench_args,
             "rate": args.rate if args.workload == "two-roles" else None,

@@ -111,6 +111,21 @@ class Merge(unittest.TestCase):
         status, _, err = self.merge(before, not_restarted)
         self.assertEqual(status, 0, err)
 
+    def test_sampled_inside_and_after_are_refused(self):
+        # a sitting from before 6 December 2026 has no such key: it sampled
+        # its servers inside the measured runs
+        before = self.write("1.json", sitting([1], [100], [100]))
+        after = sitting([2], [100], [100])
+        after["sampled_after_measured"] = True
+        after = self.write("2.json", after)
+        status, _, err = self.merge(before, after)
+        self.assertEqual(status, 2)
+        self.assertIn("sampled its servers inside the measured part", err)
+        again = sitting([3], [100], [100])
+        again["sampled_after_measured"] = True
+        status, _, err = self.merge(after, self.write("3.json", again))
+        self.assertEqual(status, 0, err)
+
     def test_across_commits_joins_and_names_them(self):
         one = self.write("1.json", sitting([1], [100], [100]))
         other_code = self.write("2.json", sitting([2], [100], [200], commit="def"))
