@@ -41,6 +41,11 @@ def cmd_compare(args):
     for key in ("workload", "scale"):
         if a[key] != b[key]:
             raise UsageError("refusing to compare unlike runs: %s differs (%s vs %s)" % (key, a[key], b[key]))
+    # before 6 December 2026 each run's server was sampled inside the run,
+    # and tps and latency came from pgbench's summary of all of it
+    if bool(a.get("sampled_after_measured")) != bool(b.get("sampled_after_measured")):
+        raise UsageError("refusing to compare unlike runs: one sampled its servers inside the measured "
+                         "part of each run")
     if sorted(a["clients"]) != sorted(b["clients"]):
         raise UsageError("refusing to compare unlike runs: client counts differ (%s vs %s)" % (
             a["clients"], b["clients"]))

@@ -173,10 +173,13 @@ class CpuSampler(threading.Thread):
                 break
 
     def busy_at(self, when):
-        """The busy CPU seconds at "when", between the two samples around it."""
+        """The busy CPU seconds at "when", between the two samples around it;
+        None where they are more than a second apart (the sampling stalled)."""
         before = [x for x in self.busy if x[0] <= when] or self.busy[:1]
         after = [x for x in self.busy if x[0] >= when] or self.busy[-1:]
         (t0, b0), (t1, b1) = before[-1], after[0]
+        if t1 - t0 > 1.0:
+            return None
         return b0 if t1 <= t0 else b0 + (b1 - b0) * (when - t0) / (t1 - t0)
 
     def result(self, window=None):
@@ -188,8 +191,9 @@ class CpuSampler(threading.Thread):
         s1, t1 = cpu_times()
         s0, t0 = self.steal0
         start, end = window or (self.busy[0][0], self.busy[-1][0])
+        busy = [self.busy_at(end), self.busy_at(start)]
         out = {"steal_percent": round(100.0 * (s1 - s0) / (t1 - t0), 3) if t1 > t0 else 0.0,
-               "busy_cpu_s": round(self.busy_at(end) - self.busy_at(start), 3),
+               "busy_cpu_s": None if None in busy else round(busy[0] - busy[1], 3),
                "frequency_source": self.source if self.mhz else None}
         if self.mhz:
             out.update({"mhz_min": min(self.mhz), "mhz_median": statistics.median(self.mhz),

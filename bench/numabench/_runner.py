@@ -13,7 +13,7 @@ import threading
 
 from ._common import HERE, TRIM_TOLERANCE, UsageError, log
 from ._stats import balanced_order, mean, percentile, stdev
-from ._pgbench import measured_window, parse_log, parse_summary
+from ._pgbench import measured_window, parse_log, parse_log_times, parse_summary
 from . import _system
 from ._system import (Machine, cmd_reset, cmd_tune, read, saved_state,
     system_items, write)
@@ -29,9 +29,11 @@ from ._output import write_outputs
 
 # pgbench runs this many whole seconds past a run's measured part, and the
 # sample of its server is taken this long after the measured part's planned
-# end, and counts as after it only this long past its real end
-RUN_ON_S = 2
-SAMPLE_AFTER_S = 1.0
+# end (counted from before pgbench starts, so its connections take from it:
+# about 0.7 s in a VM under emulation), and counts as after it only this
+# long past its real end
+RUN_ON_S = 3
+SAMPLE_AFTER_S = 2.0
 SAMPLE_GUARD_S = 0.25
 
 
@@ -107,8 +109,19 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
     # ending before the sample if the connections took long
     sampled = sample.get("time")
     window = measured_window(lines, duration, not_after=sampled and sampled - SAMPLE_GUARD_S)
-    latencies, failures = parse_log(lines, until=window[1] if window else None)
-    cpu_use = cpu.result(window[:2] if window else None)
+    if window is None:
+        raise RuntimeError("pgbench on %s completed no transaction in %d s" % (cluster.name, duration))
+    if window[1] - window[0] < duration:
+        log("%s: its connections took long, the measured part ends %.2f s early, before the sample"
+            % (tag, duration - (window[1] - window[0])))
+    latencies, failures = parse_log(lines, until=window[1])
+    # measured transactions still running when the sample began: it may have
+    # slowed them
+    overlapped = sum(1 for start, latency in parse_log_times(lines)
+                     if start < window[1] and sampled and start + latency / 1000.0 > sampled)
+    if overlapped:
+        log("%s: %d measured transactions were still running when the server was sampled" % (tag, overlapped))
+    cpu_use = cpu.result(window[:2])
     numa = {"numastat": numastat_delta(numastat_before, read_numastat()),
             "private_memory": sample.get("locality") or {}}
     if stats_before is not None:
@@ -122,8 +135,8 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
         with open(os.path.join(keep_log_in, tag + ".log"), "w") as f:
             f.writelines(lines)
     shutil.rmtree(logdir, ignore_errors=True)
-    measured_s = window[1] - window[0] if window else float(duration)
-    transactions = window[2] if window else 0
+    measured_s = window[1] - window[0]
+    transactions = window[2]
     result = {
         "server_started": server_started,
         "numa": numa,
@@ -134,11 +147,12 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
         "tps": transactions / measured_s,
         "transactions": transactions,
         "measured_s": round(measured_s, 3),
-        "measured_until": window[1] if window else None,
-        "sampled_after_s": round(sampled - window[1], 3) if window and sampled else None,
+        "measured_until": window[1],
+        "sampled_after_s": round(sampled - window[1], 3) if sampled else None,
+        "measured_running_at_sample": overlapped,
         "failed": failures,
-        "latency_avg_ms": mean(latencies) if latencies else None,
-        "latency_stddev_ms": stdev(latencies) if latencies else None,
+        "latency_avg_ms": mean(latencies),
+        "latency_stddev_ms": stdev(latencies),
         "p95_ms": percentile(latencies, 95),
         "p99_ms": percentile(latencies, 99),
         "logged_transactions": len(latencies),
@@ -189,6 +203,9 @@ def cmd_run(args):
             settings["huge_pages"] = "on"
         settings.setdefault("huge_pages", "off")
     clients = parse_clients(args.clients)
+    if "--sampling-rate" in (args.pgbench_args or ""):
+        raise UsageError("--pgbench-args cannot take --sampling-rate: tps and latency come from the whole "
+                         "per-transaction log")
     bindir, pkglibdir = pg_dirs(args.pg_config)
     if any(settings.get("bench.companion") == "on" for _, settings in configs):
         _companion.check(bindir)
@@ -301,9 +318,8 @@ def cmd_run(args):
                                     keep_log_in=keep_logs_in)
                     r["run"] = i + 1
                     next(x for x in results if x["configuration"] == c.name and x["clients"] == n)["runs"].append(r)
-                    log("run %d/%d, %d clients, %-10s tps %10.1f  latency %s ms" % (
-                        i + 1, args.first_round - 1 + args.runs, n, c.name, r["tps"],
-                        "-" if r["latency_avg_ms"] is None else "%.3f" % r["latency_avg_ms"]))
+                    log("run %d/%d, %d clients, %-10s tps %10.1f  latency %.3f ms" % (
+                        i + 1, args.first_round - 1 + args.runs, n, c.name, r["tps"], r["latency_avg_ms"]))
                     # what ran is kept if the comparison is interrupted
                     for x in results:
                         if x["runs"]:

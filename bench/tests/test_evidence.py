@@ -79,6 +79,9 @@ class NumaEvidence(unittest.TestCase):
         self.assertAlmostEqual(cpu.busy_at(99.0), 10.0)      # before the first: the first
         self.assertAlmostEqual(cpu.busy_at(101.0), 11.1)     # after the last: the last
         self.assertAlmostEqual(cpu.busy_at(100.625) - cpu.busy_at(100.125), 0.8)
+        # a stalled sampling leaves a gap it does not bridge
+        cpu.busy.append((103.0, 12.0))
+        self.assertIsNone(cpu.busy_at(102.0))
 
     def test_scheduler_cpu(self):
         # a delta only between two reads of the same worker (a restarted
