@@ -5,7 +5,7 @@
 # isolation of an OLTP role from a reporting role at background priority
 # (any machine), locality (machines with two memory nodes or more) and the
 # sched_ext companion (where it is installed and the kernel has sched_ext).
-# Ends with a verdict table and where the JSON and plots are. About six and a half
+# Ends with a verdict table and where the JSON and plots are. About seven
 # minutes on a two-core machine.
 #
 #     bash bench/demo.sh
