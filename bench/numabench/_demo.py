@@ -42,7 +42,9 @@ def companion_available(bindir):
 
 
 def paired(doc, b, metric):
-    p = next((x for x in doc["paired"] if x["b"] == b and x.get("metric", "tps") == metric), None)
+    # against the first server alone: the control's own ratio is what it is read beside
+    p = next((x for x in doc["paired"] if x["a"] == "baseline" and x["b"] == b
+              and x.get("metric", "tps") == metric), None)
     return (p["median_ratio"], p["ci95"][0], p["ci95"][1], len(p["ratios"])) if p else None
 
 

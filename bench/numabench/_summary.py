@@ -1,6 +1,7 @@
 """A configuration's runs summarised, and two configurations compared as
 interleaved pairs."""
 
+import math
 import statistics
 
 from ._stats import bootstrap_median_ci, cv, mean, stdev, trim, welch
@@ -108,26 +109,46 @@ def metric_label(doc, metric):
     return "OLTP " + label if doc.get("workload") == "two-roles" and metric.endswith("_ms") else label
 
 
-def paired(results, first, second, clients, metric="tps"):
-    a = next(x for x in results if x["configuration"] == first and x["clients"] == clients)
+def paired(results, reference, second, clients, metric="tps"):
+    """second against reference, one or more servers of the same settings:
+    with several, each round's reference is their geometric mean."""
+    refs = [next(x for x in results if x["configuration"] == name and x["clients"] == clients)["runs"]
+            for name in reference]
     b = next(x for x in results if x["configuration"] == second and x["clients"] == clients)
-    if any(not ra.get(metric) for ra in a["runs"]) or any(rb.get(metric) is None for rb in b["runs"]):
+    if any(not ra.get(metric) for runs in refs for ra in runs) or any(rb.get(metric) is None for rb in b["runs"]):
         return None             # nothing to compare with (the OLTP role alone has no analytic tps)
-    ratios = [rb[metric] / ra[metric] for ra, rb in zip(a["runs"], b["runs"])]
+    # x ** 1.0 is x: one reference gives the plain ratio, to the last bit
+    base = [math.prod(r[metric] for r in rounds) ** (1 / len(rounds)) for rounds in zip(*refs)]
+    ratios = [rb[metric] / ra for ra, rb in zip(base, b["runs"])]
     lo, hi = bootstrap_median_ci(ratios)
-    _, _, p = welch([r[metric] for r in a["runs"]], [r[metric] for r in b["runs"]])
-    return {"clients": clients, "a": first, "b": second, "metric": metric, "ratios": ratios,
+    _, _, p = welch(base, [r[metric] for r in b["runs"]])
+    return {"clients": clients, "a": "+".join(reference), "b": second, "metric": metric, "ratios": ratios,
             "median_ratio": statistics.median(ratios), "ci95": [lo, hi], "welch_p": p}
 
 
+def replicates_of_first(doc):
+    """The first configuration and every other with its very settings
+    (control=baseline): servers that differ only in which came first."""
+    first = doc["configurations"][0]["settings"]
+    return [c["name"] for c in doc["configurations"] if c["settings"] == first]
+
+
 def paired_all(doc):
-    """Every configuration against the first, on the workload's metrics."""
+    """Every configuration against the first, on the workload's metrics; and
+    where the first was run more than once, every other against all of its
+    servers together.  The first server is set up first and the workload
+    sized on it: what sets it apart then leans on no ratio, and a round's
+    reference is steadier."""
     metrics = {"two-roles": ("tps", "p50_ms", "p99_ms", "analytic_tps"),
                "bursty": ("p99_ms", "p50_ms", "tps", "cpu_ms_per_txn")}.get(doc["workload"], ("tps",))
     names = [c["name"] for c in doc["configurations"]]
     rounds = min(len(x["runs"]) for x in doc["results"])
     if rounds < 2 or len(names) < 2:
         return []
-    pairs = [paired(doc["results"], names[0], other, n, m) for n in doc["clients"] for other in names[1:]
+    pairs = [paired(doc["results"], names[:1], other, n, m) for n in doc["clients"] for other in names[1:]
              for m in metrics]
+    pool = replicates_of_first(doc)
+    if len(pool) > 1:
+        pairs += [paired(doc["results"], pool, other, n, m) for n in doc["clients"]
+                  for other in names if other not in pool for m in metrics]
     return [p for p in pairs if p is not None]

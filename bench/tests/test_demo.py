@@ -15,7 +15,7 @@ from numabench import _demo as demo
 
 
 def doc(pairs, configurations=(), results=()):
-    return {"paired": [{"b": b, "metric": m, "median_ratio": r, "ci95": [lo, hi], "ratios": [r] * 6}
+    return {"paired": [{"a": "baseline", "b": b, "metric": m, "median_ratio": r, "ci95": [lo, hi], "ratios": [r] * 6}
                        for b, m, r, lo, hi in pairs],
             "configurations": list(configurations), "results": list(results)}
 
