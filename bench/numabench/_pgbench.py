@@ -1,5 +1,7 @@
 """pgbench's output: the summary and the per-transaction log."""
 
+import collections
+import math
 import re
 
 
@@ -29,50 +31,57 @@ def parse_summary(text):
     return out
 
 
-def parse_log(lines, until=None):
+# a line of the per-transaction log; a failed transaction has no latency,
+# and so no known start
+Transaction = collections.namedtuple("Transaction", "start end latency_ms")
+
+
+def parse_log(lines):
     """pgbench 15's per-transaction log: "client tx time script epoch us
     [lag] [retries]"; time is the latency in microseconds, or "failed",
-    "serialization" or "deadlock" for a failed transaction.
-    Returns (latencies in ms, failures): with "until" (seconds since the
-    epoch), of the transactions scheduled to start before it (a failed one:
-    that ended before it)."""
-    latencies, failures = [], 0
+    "serialization" or "deadlock" for a failed transaction.  It ended at
+    "epoch us", and at a fixed rate its latency counts from its scheduled
+    start.  Times in seconds since the epoch."""
+    rows = []
     for line in lines:
         fields = line.split()
         if len(fields) < 6:
             continue
         end = int(fields[4]) + int(fields[5]) / 1e6
         if fields[2].isdigit():
-            if until is None or end - int(fields[2]) / 1e6 < until:
-                latencies.append(int(fields[2]) / 1000.0)
-        elif until is None or end < until:
-            failures += 1
-    return latencies, failures
+            latency_us = int(fields[2])
+            rows.append(Transaction(end - latency_us / 1e6, end, latency_us / 1000.0))
+        else:
+            rows.append(Transaction(None, end, None))
+    return rows
 
 
-def measured_window(lines, duration, not_after=None):
+def succeeded(rows):
+    return [t for t in rows if t.latency_ms is not None]
+
+
+def measured_window(rows, duration, not_after=None):
     """The part of a run that is measured: its first "duration" seconds from
     the first transaction's scheduled start, ending at "not_after" if that
-    comes first, as (start, until) in seconds since the epoch, with how many
-    transactions succeeded within it; None for a log with no succeeded
-    transaction."""
-    rows = parse_log_times(lines)
-    if not rows:
+    comes first, as (start, until), with how many transactions succeeded
+    within it; None for a log with no succeeded transaction."""
+    done = succeeded(rows)
+    if not done:
         return None
-    start = min(s for s, _ in rows)
+    start = min(t.start for t in done)
     until = start + duration if not_after is None else min(start + duration, not_after)
-    return start, until, sum(1 for s, latency in rows if s + latency / 1000.0 < until)
+    return start, until, sum(1 for t in done if t.end < until)
 
 
-def parse_log_times(lines):
-    """The succeeded transactions of a per-transaction log as (when it was
-    scheduled to start, in seconds since the epoch; latency in ms): it
-    ended at "epoch us", and at a fixed rate its latency counts from its
-    scheduled start."""
-    rows = []
-    for line in lines:
-        fields = line.split()
-        if len(fields) >= 6 and fields[2].isdigit():
-            latency_us = int(fields[2])
-            rows.append((int(fields[4]) + int(fields[5]) / 1e6 - latency_us / 1e6, latency_us / 1000.0))
-    return rows
+def measured(rows, until=math.inf):
+    """(latencies in ms, failures) of a run measured until "until": the
+    transactions scheduled to start before it, the failures that ended
+    before it."""
+    return ([t.latency_ms for t in succeeded(rows) if t.start < until],
+            sum(1 for t in rows if t.latency_ms is None and t.end < until))
+
+
+def running_at(rows, until, when):
+    """How many transactions scheduled before "until" were still running at
+    "when"."""
+    return sum(1 for t in succeeded(rows) if t.start < until and t.end > when)

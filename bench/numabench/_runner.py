@@ -13,7 +13,7 @@ import threading
 
 from ._common import HERE, TRIM_TOLERANCE, UsageError, log
 from ._stats import balanced_order, mean, percentile, stdev
-from ._pgbench import measured_window, parse_log, parse_log_times, parse_summary
+from ._pgbench import measured, measured_window, parse_log, parse_summary, running_at
 from . import _system
 from ._system import (Machine, cmd_reset, cmd_tune, read, saved_state,
     system_items, write)
@@ -108,17 +108,17 @@ def one_run(cluster, args, clients, workdir, tag, duration=None, seed=None, keep
     # the measured part: "duration" seconds from the first transaction,
     # ending before the sample if the connections took long
     sampled = sample.get("time")
-    window = measured_window(lines, duration, not_after=sampled and sampled - SAMPLE_GUARD_S)
+    rows = parse_log(lines)
+    window = measured_window(rows, duration, not_after=sampled and sampled - SAMPLE_GUARD_S)
     if window is None:
         raise RuntimeError("pgbench on %s completed no transaction in %d s" % (cluster.name, duration))
     if window[1] - window[0] < duration:
         log("%s: its connections took long, the measured part ends %.2f s early, before the sample"
             % (tag, duration - (window[1] - window[0])))
-    latencies, failures = parse_log(lines, until=window[1])
+    latencies, failures = measured(rows, window[1])
     # measured transactions still running when the sample began: it may have
     # slowed them
-    overlapped = sum(1 for start, latency in parse_log_times(lines)
-                     if start < window[1] and sampled and start + latency / 1000.0 > sampled)
+    overlapped = running_at(rows, window[1], sampled) if sampled else 0
     if overlapped:
         log("%s: %d measured transactions were still running when the server was sampled" % (tag, overlapped))
     cpu_use = cpu.result(window[:2])

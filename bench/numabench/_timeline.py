@@ -15,7 +15,7 @@ import math
 import os
 
 from ._common import UsageError
-from ._pgbench import parse_log_times
+from ._pgbench import parse_log, succeeded
 from ._stats import percentile
 
 
@@ -31,7 +31,7 @@ def run_logs(logdir, measured_until=None):
         if len(parts) != 3 or not (parts[1].isdigit() and parts[2].isdigit()):
             continue
         with open(path) as f:
-            rows = parse_log_times(f)
+            rows = [(t.start, t.latency_ms) for t in succeeded(parse_log(f))]
         until = (measured_until or {}).get((parts[0], int(parts[1]), int(parts[2])))
         if until is not None:
             rows = [(start, latency) for start, latency in rows if start < until]

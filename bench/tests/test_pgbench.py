@@ -31,36 +31,47 @@ class Parsing(unittest.TestCase):
             pgbench.parse_summary("pgbench: error: connection failed")
 
     def test_log(self):
-        latencies, failures = pgbench.parse_log(LOG_LINES + ["", "garbage"])
+        rows = pgbench.parse_log(LOG_LINES + ["", "garbage"])
+        latencies, failures = pgbench.measured(rows)
         self.assertEqual(latencies, [1.14, 0.088, 5.987])
         self.assertEqual(failures, 2)
+        # a failure's start is unknown; a success's is its end less its latency
+        self.assertEqual([t.start is None for t in rows], [False, False, True, True, False])
+        self.assertAlmostEqual(rows[-1].end - rows[-1].start, 0.005987, places=6)
 
     def test_log_until(self):
         # only what was scheduled before "until" (a failure: what ended
         # before it); the 5.987 ms one started at 1796045198.809267
-        until = 1796045198.81
-        latencies, failures = pgbench.parse_log(LOG_LINES, until=until)
+        rows = pgbench.parse_log(LOG_LINES)
+        latencies, failures = pgbench.measured(rows, 1796045198.81)
         self.assertEqual(latencies, [1.14, 0.088, 5.987])
         self.assertEqual(failures, 2)
-        latencies, failures = pgbench.parse_log(LOG_LINES, until=1796045198.805)
+        latencies, failures = pgbench.measured(rows, 1796045198.805)
         self.assertEqual(latencies, [1.14, 0.088])
         self.assertEqual(failures, 1)
+
+    def test_running_at(self):
+        # the 5.987 ms one ran from …198.809267 to …198.815254
+        rows = pgbench.parse_log(LOG_LINES)
+        self.assertEqual(pgbench.running_at(rows, 1796045198.81, 1796045198.812), 1)
+        self.assertEqual(pgbench.running_at(rows, 1796045198.81, 1796045198.816), 0)
+        self.assertEqual(pgbench.running_at(rows, 1796045198.805, 1796045198.812), 0)
 
     def test_measured_window(self):
         # from the first scheduled start (…193.848413), "duration" seconds,
         # counting what succeeded within it
-        start, until, completed = pgbench.measured_window(LOG_LINES, 5.0)
+        rows = pgbench.parse_log(LOG_LINES)
+        start, until, completed = pgbench.measured_window(rows, 5.0)
         self.assertAlmostEqual(start, 1796045193.848413, places=5)
         self.assertAlmostEqual(until, 1796045198.848413, places=5)
         self.assertEqual(completed, 3)
-        start, until, completed = pgbench.measured_window(LOG_LINES, 4.96)
+        start, until, completed = pgbench.measured_window(rows, 4.96)
         self.assertEqual(completed, 2)      # the third ended at …198.815254
         # ending before a sample taken inside the planned window
-        start, until, completed = pgbench.measured_window(LOG_LINES, 5.0, not_after=1796045198.0)
+        start, until, completed = pgbench.measured_window(rows, 5.0, not_after=1796045198.0)
         self.assertEqual(until, 1796045198.0)
         self.assertEqual(completed, 2)
-        self.assertIsNone(pgbench.measured_window(LOG_LINES[2:4], 5.0))
-
+        self.assertIsNone(pgbench.measured_window(pgbench.parse_log(LOG_LINES[2:4]), 5.0))
 
 if __name__ == "__main__":
     support.main(sys.modules[__name__])

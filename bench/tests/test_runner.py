@@ -86,7 +86,7 @@ class WithServers(unittest.TestCase):
             # server was sampled after that part, while pgbench ran on
             for r in x["runs"]:
                 with open(os.path.join(out, "logs", "%s-%d-%d.log" % (x["configuration"], x["clients"], r["run"]))) as f:
-                    starts = [s for s, _ in pgbench.parse_log_times(f)]
+                    starts = [t.start for t in pgbench.succeeded(pgbench.parse_log(f))]
                 self.assertEqual(sum(1 for s in starts if s < r["measured_until"]), r["logged_transactions"])
                 self.assertGreater(max(starts), r["measured_until"] + 0.5, "pgbench ran on past the measured part")
                 # here connecting takes milliseconds: the whole 2 s are measured
