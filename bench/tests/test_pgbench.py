@@ -73,5 +73,6 @@ class Parsing(unittest.TestCase):
         self.assertEqual(completed, 2)
         self.assertIsNone(pgbench.measured_window(pgbench.parse_log(LOG_LINES[2:4]), 5.0))
 
+
 if __name__ == "__main__":
     support.main(sys.modules[__name__])
