@@ -11,11 +11,20 @@
  * one that switched itself to SCHED_EXT, gets the fair tier, and its memory
  * policy is not read.
  *
- * Normal work, the server's and the fair tier's alike, waits in one queue
- * per node ordered by deadline (earliest first): a wakeup's deadline is a
- * slice from now, scaled by the task's weight (nice), and a task that used
- * its whole slice gets one slice more, so that work that sleeps, as
- * PostgreSQL's does, goes ahead of work that never does.
+ * The CPU is shared as the kernel shares it: by the kernel's own groups of
+ * tasks (cpu cgroups with their cpu.weight, through the hierarchy; where
+ * tasks share the root group, their sessions' autogroups), then by nice
+ * within a group.  Each task keeps a virtual time, charged with the CPU time
+ * it used divided by its share of the machine: its weight against the
+ * runnable tasks of its group, times its group's weight against the active
+ * groups beside it, up to the root (the groups' loads are counted as tasks
+ * become runnable and stop being so).  Normal work, the server's and the
+ * fair tier's alike, waits in one queue per node ordered by virtual time,
+ * with a slice shorter as more wait; a task that slept is owed at most one
+ * slice (its virtual time is raised to a slice behind the most advanced),
+ * so that work that sleeps, as PostgreSQL's does, goes ahead of work that
+ * never does, and no more; and it takes a CPU back from a task a
+ * background slice or more ahead of it.
  *
  * A server task's home node is what numasched set for it: the node of its
  * memory policy (MPOL_PREFERRED or MPOL_BIND) if its CPU mask has an online
@@ -52,6 +61,14 @@ char		_license[] SEC("license") = "GPL";
 /* sched_ext's weight of nice 19 (1 to 10000, 100 for nice 0) */
 #define BACKGROUND_WEIGHT 1
 #define NICE_0_WEIGHT 100
+/* a nice-0 task's weight as a task group's shares weigh it (CFS: scale_load(1024)) */
+#define NICE_0_SHARES (1024ULL << 10)
+/* a share of the machine, in fixed point: 1 << SHARE_SHIFT is all of it */
+#define SHARE_SHIFT 30
+/* the deepest nesting of task groups followed; below it, a group is weighed as its ancestor */
+#define MAX_GROUP_DEPTH 16
+/* task groups counted at once (cgroups with the cpu controller, autogroups) */
+#define MAX_GROUPS 65536
 
 /* set by the loader before the scheduler is loaded */
 const volatile u32 nr_cpus = 1;
@@ -107,9 +124,49 @@ struct
 	__type(value, struct ns_stats);
 }			ns_stats SEC(".maps");
 
+/* per task: its place in the fair share, and when it started running or was queued */
+struct task_ctx
+{
+	u64			vtime;			/* CPU time used, divided by its share */
+	u64			started_at;		/* when it last started running */
+	u64			queued_at;		/* when background work was queued; 0 once it ran */
+	u64			group;			/* the task group its weight counts in while runnable; 0 if none */
+	s64			weight;			/* the weight it added there, in shares */
+};
+
+struct
+{
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ctx);
+}			task_ctxs SEC(".maps");
+
+/*
+ * Per kernel task group (keyed by its address): the weight of its runnable
+ * tasks and of its active child groups, and what it added to its parent's
+ * while active.  LRU: a group gone for good is forgotten.
+ */
+struct group_load
+{
+	s64			load;
+	s64			in_parent;
+};
+
+struct
+{
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_GROUPS);
+	__type(key, u64);
+	__type(value, struct group_load);
+}			group_loads SEC(".maps");
+
+/* the virtual time of the most advanced task that started running */
+u64			vtime_now;
+
 /* per CPU, as of the task it runs now */
 bool		running_background[MAX_CPUS];
-u64			running_deadline[MAX_CPUS];
+u64			running_vtime[MAX_CPUS];
 /* per node: a CPU that last started background work there (a hint to take back) */
 s32			background_hint[MAX_NODES];
 /* per CPU: the times it served normal work since it last served background work come due */
@@ -125,6 +182,9 @@ s64			exit_kind;
 s64			exit_code;
 char		exit_reason[128];
 char		exit_msg[256];
+/* the kernel's dump of the scheduler's state at an error (the loader prints it) */
+#define EXIT_DUMP_LEN 32768
+char		exit_dump[EXIT_DUMP_LEN];
 
 /*
  * Array indexes, masked and not range-checked: the verifier does not follow
@@ -210,22 +270,127 @@ home_node(const struct task_struct *p)
 	return node_of_cpu(scx_bpf_task_cpu(p));
 }
 
-/* How far ahead a task's deadline is: a slice, longer as its weight is lower */
-static u64
-deadline_in(const struct task_struct *p)
+static struct task_ctx *
+task_ctx(struct task_struct *p)
+{
+	return bpf_task_storage_get(&task_ctxs, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+static struct group_load *
+group_load(u64 group, bool create)
+{
+	struct group_load *g = bpf_map_lookup_elem(&group_loads, &group);
+	struct group_load zero = {0};
+
+	if (g || !create)
+		return g;
+	bpf_map_update_elem(&group_loads, &group, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&group_loads, &group);
+}
+
+/* A task's weight (nice) as its group's shares weigh a child group */
+static s64
+task_shares(const struct task_struct *p)
 {
 	u32			weight = BPF_CORE_READ(p, scx.weight);
 
-	if (weight == 0)
-		weight = 1;
-	return slice_ns * NICE_0_WEIGHT / weight;
+	return (s64) ((weight ? weight : 1) * NICE_0_SHARES / NICE_0_WEIGHT);
+}
+
+/*
+ * Adds "delta" to a group's load; where that makes the group active or
+ * idle, its shares to or from its parent's, and so on up.
+ */
+static void
+add_load(u64 group, s64 delta)
+{
+	for (u32 depth = 0; depth < MAX_GROUP_DEPTH && group && delta; depth++)
+	{
+		struct task_group *tg = (struct task_group *) group;
+		struct group_load *g = group_load(group, delta > 0);
+		s64			before;
+
+		if (!g)
+			return;
+		before = __sync_fetch_and_add(&g->load, delta);
+		if (delta > 0 ? before > 0 : before + delta > 0)
+			return;				/* active before and after */
+		group = (u64) BPF_CORE_READ(tg, parent);
+		if (delta > 0)
+			g->in_parent = delta = (s64) BPF_CORE_READ(tg, shares);
+		else
+			delta = -g->in_parent;
+	}
+}
+
+/* Counts a task that becomes runnable in its kernel task group */
+static void
+count_runnable(struct task_struct *p, struct task_ctx *tctx)
+{
+	if (tctx->group)
+		return;
+	tctx->group = (u64) BPF_CORE_READ(p, sched_task_group);
+	tctx->weight = task_shares(p);
+	add_load(tctx->group, tctx->weight);
+}
+
+/*
+ * A runnable task's share of the machine (1 << SHARE_SHIFT: all of it): its
+ * weight against its group's load, times each group's shares against its
+ * parent's load, up to the root.
+ */
+static u64
+share_of(const struct task_ctx *tctx)
+{
+	u64			share = 1ULL << SHARE_SHIFT;
+	u64			group = tctx->group;
+	s64			weight = tctx->weight;
+
+	for (u32 depth = 0; depth < MAX_GROUP_DEPTH && group; depth++)
+	{
+		struct task_group *tg = (struct task_group *) group;
+		struct group_load *g = group_load(group, false);
+
+		if (g && weight > 0 && g->load > weight)
+			share = share * (u64) weight / (u64) g->load;
+		weight = (s64) BPF_CORE_READ(tg, shares);
+		group = (u64) BPF_CORE_READ(tg, parent);
+	}
+	return share ? share : 1;
+}
+
+/*
+ * The virtual time a task is queued at: its own, but no more than a slice
+ * behind the most advanced (what sleeping earns is bounded)
+ */
+static u64
+queued_vtime(struct task_ctx *tctx)
+{
+	u64			floor = vtime_now > slice_ns ? vtime_now - slice_ns : 0;
+
+	if (tctx->vtime < floor)
+		tctx->vtime = floor;
+	return tctx->vtime;
+}
+
+/* A queued task's slice: shorter as more wait in its queue, down to a background slice */
+static u64
+fair_slice(u64 dsq)
+{
+	s32			waiting = scx_bpf_dsq_nr_queued(dsq);
+	u64			slice = slice_ns / (u64) (waiting > 0 ? waiting + 1 : 1);
+
+	return slice < background_slice_ns ? background_slice_ns : slice;
 }
 
 static void
-run_here(struct task_struct *p, u64 slice, u64 mark)
+run_here(struct task_struct *p, u64 slice, bool background)
 {
-	/* what the task is read by while it runs: its deadline, or when it was queued */
-	p->scx.dsq_vtime = mark;
+	struct task_ctx *tctx = task_ctx(p);
+
+	/* a background task's wait is counted from here to its running */
+	if (tctx && background)
+		tctx->queued_at = bpf_ktime_get_ns();
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, 0);
 }
 
@@ -273,9 +438,7 @@ select_server_cpu(struct task_struct *p, s32 prev_cpu)
 {
 	u32			home = home_node(p);
 	bool		background = is_background(p);
-	u64			now = bpf_ktime_get_ns();
 	u64			slice = background ? background_slice_ns : slice_ns;
-	u64			mark = background ? now : now + deadline_in(p);
 	bool		away;
 	s32			cpu;
 
@@ -284,7 +447,7 @@ select_server_cpu(struct task_struct *p, s32 prev_cpu)
 		if (scx_bpf_test_and_clear_cpu_idle(prev_cpu))
 		{
 			count(STAT_PREV_IDLE);
-			run_here(p, slice, mark);
+			run_here(p, slice, background);
 			return prev_cpu;
 		}
 		/* its caches: where numasched's groups follow them, its home group */
@@ -292,7 +455,7 @@ select_server_cpu(struct task_struct *p, s32 prev_cpu)
 		if (cpu >= 0)
 		{
 			count(STAT_CACHE_IDLE);
-			run_here(p, slice, mark);
+			run_here(p, slice, background);
 			return cpu;
 		}
 	}
@@ -300,7 +463,7 @@ select_server_cpu(struct task_struct *p, s32 prev_cpu)
 	if (cpu < 0)
 		return prev_cpu;		/* enqueue puts it in its home queue */
 	count(away ? STAT_STOLEN_IDLE : STAT_HOME_IDLE);
-	run_here(p, slice, mark);
+	run_here(p, slice, background);
 	return cpu;
 }
 
@@ -318,23 +481,23 @@ s32			BPF_STRUCT_OPS(ns_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 	if (cpu < 0)
 		return prev_cpu;
 	count(STAT_FAIR);
-	run_here(p, slice_ns, bpf_ktime_get_ns() + deadline_in(p));
+	run_here(p, slice_ns, false);
 	return cpu;
 }
 
 /*
- * Takes "cpu" back for p if it runs background work, or a task whose
- * deadline is later than p's (one in a slice it got for having spent the
- * last, or of a lower weight): true if so.
+ * Takes "cpu" back for p if it runs background work, or a task that started
+ * a background slice or more ahead of p in virtual time (one that had more
+ * than its share): true if so.
  */
 static bool
-take_back(const struct task_struct *p, s32 cpu, u64 deadline)
+take_back(const struct task_struct *p, s32 cpu, u64 vtime)
 {
 	u32			c = CPU_INDEX(cpu);
 
 	if (cpu < 0 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return false;
-	if (!running_background[c] && running_deadline[c] <= deadline)
+	if (!running_background[c] && running_vtime[c] <= vtime + background_slice_ns)
 		return false;
 	count(STAT_PREEMPTED);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
@@ -347,16 +510,24 @@ void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 	bool		background = server && is_background(p);
 	u32			node = server ? home_node(p) : node_of_cpu(scx_bpf_task_cpu(p));
 	u64			now = bpf_ktime_get_ns();
-	u64			deadline;
+	struct task_ctx *tctx = task_ctx(p);
+	u64			vtime;
 	bool		away;
 	s32			cpu;
 
+	/* the CPU's last runnable task, its slice spent: it goes on, a slice of ours */
+	if (enq_flags & SCX_ENQ_LAST)
+	{
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, background ? background_slice_ns : slice_ns, enq_flags);
+		return;
+	}
 	if (background)
 	{
 		/* the clock of its wait bound starts when the queue stops being empty */
 		if (scx_bpf_dsq_nr_queued(BACKGROUND_DSQ + node) == 0)
 			background_served_at[NODE_INDEX(node)] = now;
-		p->scx.dsq_vtime = now;
+		if (tctx)
+			tctx->queued_at = now;
 		scx_bpf_dsq_insert(p, BACKGROUND_DSQ + node, background_slice_ns, enq_flags);
 		count(STAT_QUEUED);
 		cpu = pick_idle_cpu(p, node, &away);
@@ -365,9 +536,8 @@ void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 
-	/* a task that spent its slice waits one slice more than one that woke */
-	deadline = now + deadline_in(p) + ((enq_flags & SCX_ENQ_WAKEUP) ? 0 : slice_ns);
-	scx_bpf_dsq_insert_vtime(p, node, slice_ns, deadline, enq_flags);
+	vtime = tctx ? queued_vtime(tctx) : vtime_now;
+	scx_bpf_dsq_insert_vtime(p, node, fair_slice(node), vtime, enq_flags);
 	if (server)
 	{
 		count(STAT_QUEUED);
@@ -385,12 +555,12 @@ void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		return;
 	}
-	/* no idle CPU: one running background work, or a task that had its turn */
-	if (take_back(p, scx_bpf_task_cpu(p), deadline) ||
-		take_back(p, background_hint[NODE_INDEX(node)], deadline))
+	/* no idle CPU: one running background work, or a task that had more than its turn */
+	if (take_back(p, scx_bpf_task_cpu(p), vtime) ||
+		take_back(p, background_hint[NODE_INDEX(node)], vtime))
 		return;
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
-		if (take_back(p, background_hint[NODE_INDEX(steal_order[NODE_INDEX(node)][i])], deadline))
+		if (take_back(p, background_hint[NODE_INDEX(steal_order[NODE_INDEX(node)][i])], vtime))
 			return;
 }
 
@@ -451,26 +621,47 @@ void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 
 	/*
 	 * Normal work whose slice ran out is still the CPU's current task, not
-	 * in a queue: the kernel keeps it running if nothing is dispatched.  It
-	 * gets a slice of ours (not the kernel's default of 20 ms) and a
-	 * deadline a spent slice later, so that work that wakes may take the
-	 * CPU back (enqueue) and background work comes due within a slice.
+	 * in a queue: with nothing dispatched here, the kernel hands it to
+	 * enqueue as the CPU's last (SCX_ENQ_LAST), which gives it a slice of
+	 * ours, and background work comes due within a slice.
 	 */
 	if (prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED) && !(is_server(prev) && is_background(prev)))
-	{
-		prev->scx.slice = slice_ns;
-		prev->scx.dsq_vtime = now + deadline_in(prev) + slice_ns;
-		running_deadline[CPU_INDEX(cpu)] = prev->scx.dsq_vtime;
 		return;
-	}
 	if (serve_background(node, now, STAT_SERVED_BACKGROUND))
 		return;
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
 		if (serve_background(steal_order[NODE_INDEX(node)][i], now, STAT_SERVED_BACKGROUND))
 			return;
-	/* background work kept running: a background slice again */
-	if (prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED))
-		prev->scx.slice = background_slice_ns;
+}
+
+/* A task becomes runnable: its weight counts in its group's load */
+void		BPF_STRUCT_OPS(ns_runnable, struct task_struct *p, u64 enq_flags)
+{
+	struct task_ctx *tctx = task_ctx(p);
+
+	if (tctx)
+		count_runnable(p, tctx);
+}
+
+/* ... and no longer: it counts no more */
+void		BPF_STRUCT_OPS(ns_quiescent, struct task_struct *p, u64 deq_flags)
+{
+	struct task_ctx *tctx = task_ctx(p);
+
+	if (tctx && tctx->group)
+	{
+		add_load(tctx->group, -tctx->weight);
+		tctx->group = 0;
+	}
+}
+
+/* A task comes to this scheduler: it starts level with the most advanced */
+void		BPF_STRUCT_OPS(ns_enable, struct task_struct *p)
+{
+	struct task_ctx *tctx = task_ctx(p);
+
+	if (tctx)
+		tctx->vtime = vtime_now;
 }
 
 void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
@@ -478,19 +669,25 @@ void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
 	s32			cpu = scx_bpf_task_cpu(p);
 	u32			c = CPU_INDEX(cpu);
 	bool		background = is_server(p) && is_background(p);
+	struct task_ctx *tctx = task_ctx(p);
+	u64			now = bpf_ktime_get_ns();
 
 	running_background[c] = background;
-	running_deadline[c] = background ? 0 : p->scx.dsq_vtime;
+	if (!tctx)
+		return;
+	tctx->started_at = now;
+	running_vtime[c] = tctx->vtime;
+	if ((s64) (tctx->vtime - vtime_now) > 0)
+		vtime_now = tctx->vtime;
 	if (background)
 	{
-		u64			now = bpf_ktime_get_ns();
 		struct ns_stats *s = stats();
 
 		background_hint[node_of_cpu(cpu)] = cpu;
-		/* since its enqueue (dsq_vtime: enqueue and select_cpu set it), if it came that way */
-		if (p->scx.dsq_vtime <= now && now - p->scx.dsq_vtime < 60000000000ULL)
+		/* since its enqueue or select_cpu, if it came that way */
+		if (tctx->queued_at && tctx->queued_at <= now)
 		{
-			u64			waited = now - p->scx.dsq_vtime;
+			u64			waited = now - tctx->queued_at;
 
 			if (s && waited > s->longest_background_wait_ns)
 				s->longest_background_wait_ns = waited;
@@ -498,13 +695,24 @@ void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
 				count(STAT_BACKGROUND_LATE);
 		}
 		/* counted once: its next run, without an enqueue, is no new wait */
-		p->scx.dsq_vtime = ~0ULL;
+		tctx->queued_at = 0;
 	}
 }
 
+/* Charges the CPU time a task used, divided by its share of the machine */
 void		BPF_STRUCT_OPS(ns_stopping, struct task_struct *p, bool runnable)
 {
+	struct task_ctx *tctx = task_ctx(p);
+	u64			used;
+
 	running_background[CPU_INDEX(scx_bpf_task_cpu(p))] = false;
+	if (!tctx || !tctx->started_at)
+		return;
+	used = bpf_ktime_get_ns() - tctx->started_at;
+	/* a second at most: no overflow below, whatever the clock did */
+	if (used > (1ULL << SHARE_SHIFT))
+		used = 1ULL << SHARE_SHIFT;
+	tctx->vtime += (used << SHARE_SHIFT) / share_of(tctx);
 }
 
 /* A higher class took the CPU: what waited in its local queue goes back to ours */
@@ -558,12 +766,15 @@ s32			BPF_STRUCT_OPS(ns_init)
 	return 0;
 }
 
+/* Recorded as scx's UEI_RECORD does: the kind, which the loader polls, last */
 void		BPF_STRUCT_OPS(ns_exit, struct scx_exit_info *info)
 {
-	exit_kind = BPF_CORE_READ(info, kind);
 	exit_code = BPF_CORE_READ(info, exit_code);
 	bpf_probe_read_kernel_str(exit_reason, sizeof(exit_reason), BPF_CORE_READ(info, reason));
 	bpf_probe_read_kernel_str(exit_msg, sizeof(exit_msg), BPF_CORE_READ(info, msg));
+	bpf_probe_read_kernel_str(exit_dump, sizeof(exit_dump), BPF_CORE_READ(info, dump));
+	asm volatile ("" ::: "memory");
+	*(volatile s64 *) &exit_kind = BPF_CORE_READ(info, kind);
 }
 
 SEC(".struct_ops")
@@ -571,15 +782,23 @@ struct sched_ext_ops numasched_ops = {
 	.select_cpu = (void *) ns_select_cpu,
 	.enqueue = (void *) ns_enqueue,
 	.dispatch = (void *) ns_dispatch,
+	.runnable = (void *) ns_runnable,
 	.running = (void *) ns_running,
 	.stopping = (void *) ns_stopping,
+	.quiescent = (void *) ns_quiescent,
+	.enable = (void *) ns_enable,
 	.cpu_release = (void *) ns_cpu_release,
 	.cpu_online = (void *) ns_cpu_online,
 	.cpu_offline = (void *) ns_cpu_offline,
 	.init = (void *) ns_init,
 	.exit = (void *) ns_exit,
-	/* every task but real-time ones; idle CPUs per node (scx_bpf_pick_idle_cpu_node) */
-	.flags = SCX_OPS_BUILTIN_IDLE_PER_NODE,
+	/*
+	 * every task but real-time ones; idle CPUs per node
+	 * (scx_bpf_pick_idle_cpu_node); a CPU's last task, its slice spent,
+	 * through enqueue (a slice of ours, not the kernel's default)
+	 */
+	.flags = SCX_OPS_BUILTIN_IDLE_PER_NODE | SCX_OPS_ENQ_LAST,
+	.exit_dump_len = EXIT_DUMP_LEN,
 	/* the kernel's most: nothing runnable waits that long here, or the scheduler is at fault */
 	.timeout_ms = 30000,
 	.name = "numasched",

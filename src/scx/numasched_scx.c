@@ -16,14 +16,18 @@
  * unloads the scheduler and every task returns to the kernel's own
  * scheduler at once.  The kernel unloads it too on an error of the
  * scheduler's or a task left runnable too long (its watchdog); this process
- * then says why, and loads it again where the kernel asks for that (a CPU
- * hotplug during the load), else exits 1.  --monitor prints the counters
+ * then says why (with the kernel's dump of the scheduler's state on an
+ * error), and loads it again where the kernel asks for that (a CPU hotplug
+ * during the load), else exits: 0 where an operator unloaded it (SysRq-S),
+ * which a restart must not undo, 4 on a stall, 1 on another error.  --monitor prints the counters
  * of the scheduler another numasched-scx runs; --topology prints the
  * topology it would give the scheduler, from /sys or another tree, and
  * loads nothing.
  *
- * Exit status: 0 stopped (SIGTERM, SIGINT), 1 unloaded by the kernel, 2 bad
- * usage, 3 this kernel or this process cannot load it (not worth retrying).
+ * Exit status: 0 stopped (SIGTERM, SIGINT, or an operator's SysRq-S), 1
+ * unloaded by the kernel on an error, 2 bad usage, 3 this kernel or this
+ * process cannot load it, 4 unloaded by the kernel's watchdog (a task waited
+ * too long): neither 3 nor 4 is worth retrying.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -69,6 +73,11 @@ typedef __s64 s64;
 #define EXIT_UNLOADED 1
 #define EXIT_USAGE 2
 #define EXIT_CANNOT 3
+#define EXIT_STALLED 4
+
+/* enum scx_exit_kind: below SCX_EXIT_ERROR an unload asked for, not an error */
+#define SCX_EXIT_ERROR 1024
+#define SCX_EXIT_ERROR_STALL 1026
 
 struct stats_value
 {
@@ -449,11 +458,26 @@ run_once(const struct settings *set, bool *restart)
 	print_stats(bpf_map__fd(skel->maps.ns_stats));
 	if (skel->bss->exit_kind != 0)
 	{
+		long long	kind = skel->bss->exit_kind;
+
 		fprintf(stderr, "numasched-scx: the kernel unloaded the scheduler: %s%s%s (exit kind %lld, code %#llx)\n",
 				skel->bss->exit_reason, skel->bss->exit_msg[0] ? ": " : "", skel->bss->exit_msg,
-				(long long) skel->bss->exit_kind, (long long) skel->bss->exit_code);
+				kind, (long long) skel->bss->exit_code);
+		/* the kernel's dump of the scheduler's state: the journal keeps it */
+		if (kind >= SCX_EXIT_ERROR && skel->bss->exit_dump[0])
+			fprintf(stderr, "numasched-scx: the kernel's dump:\n%.*s\n",
+					(int) sizeof(skel->bss->exit_dump), skel->bss->exit_dump);
 		*restart = (skel->bss->exit_code & SCX_ECODE_ACT_RESTART) != 0;
-		status = EXIT_UNLOADED;
+		if (*restart)
+			status = EXIT_UNLOADED;
+		else if (kind < SCX_EXIT_ERROR)
+		{
+			/* an operator's unload (SysRq-S): a service restart must not undo it */
+			fprintf(stderr, "numasched-scx: unloaded as asked: not loading it again\n");
+			status = 0;
+		}
+		else
+			status = kind == SCX_EXIT_ERROR_STALL ? EXIT_STALLED : EXIT_UNLOADED;
 	}
 	else
 		printf("numasched-scx: unloaded\n");

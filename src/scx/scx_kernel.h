@@ -58,6 +58,13 @@ typedef struct
 	unsigned int val;
 }			kuid_t;
 
+/* the kernel's group of a task: its cpu cgroup, or its session's autogroup */
+struct task_group
+{
+	struct task_group *parent;
+	unsigned long shares;		/* cpu.weight (or the autogroup's nice) as CFS weighs it */
+} PAI;
+
 struct cred
 {
 	kuid_t		euid;
@@ -71,6 +78,7 @@ struct task_struct
 	const struct cred *real_cred;
 	const struct cpumask *cpus_ptr;
 	struct mempolicy *mempolicy;
+	struct task_group *sched_task_group;
 	struct sched_ext_entity scx;
 } PAI;
 
@@ -85,6 +93,7 @@ struct scx_exit_info
 	s64			exit_code;
 	const char *reason;
 	char	   *msg;
+	char	   *dump;
 } PAI;
 
 struct scx_init_task_args;
@@ -96,16 +105,20 @@ struct sched_ext_ops
 	s32			(*select_cpu) (struct task_struct *p, s32 prev_cpu, u64 wake_flags);
 	void		(*enqueue) (struct task_struct *p, u64 enq_flags);
 	void		(*dispatch) (s32 cpu, struct task_struct *prev);
+	void		(*runnable) (struct task_struct *p, u64 enq_flags);
 	void		(*running) (struct task_struct *p);
 	void		(*stopping) (struct task_struct *p, bool runnable);
+	void		(*quiescent) (struct task_struct *p, u64 deq_flags);
 	void		(*tick) (struct task_struct *p);
 	void		(*cpu_release) (s32 cpu, struct scx_cpu_release_args *args);
 	void		(*cpu_online) (s32 cpu);
 	void		(*cpu_offline) (s32 cpu);
+	void		(*enable) (struct task_struct *p);
 	s32			(*init) (void);
 	void		(*exit) (struct scx_exit_info *info);
 	u64			flags;
 	u32			timeout_ms;
+	u32			exit_dump_len;
 	char		name[128];
 };
 
@@ -122,6 +135,8 @@ struct sched_ext_ops
 /* sched_ext's constants, stable since 6.12 */
 #define SCX_DSQ_LOCAL (1ULL << 63 | 2)
 #define SCX_ENQ_WAKEUP 1ULL
+#define SCX_ENQ_LAST (1ULL << 41)	/* the CPU's last runnable task, its slice spent */
+#define SCX_OPS_ENQ_LAST 2ULL
 #define SCX_SLICE_DFL 20000000ULL
 #define SCX_TASK_QUEUED 1		/* sched_ext_entity.flags: runnable */
 #define SCX_KICK_IDLE 1

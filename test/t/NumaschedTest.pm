@@ -14,7 +14,7 @@ our @EXPORT = qw(kernel_cpus wait_until cpu_count private_pages private_on heap_
   node_cpus sched_policy runnable
   numasched_cluster cpu_times idle_share create_slow_table start_slow_parallel_query
   background_mode in_background autogroup_nice may_raise may_raise_in cpu_cgroup expand
-  companion sched_ext_ops companion_nodes);
+  companion sched_ext_ops companion_nodes median);
 
 # A server that does not stop in pg_ctl's time (PGCTLTIMEOUT) says what
 # was still running and what it last logged, while it can: a failed test's
@@ -380,6 +380,13 @@ sub companion_nodes
 	plan skip_all => 'needs root to load the companion (COMPANION_CONTROL, test/vm/inside.sh)'
 	  unless $ENV{COMPANION_CONTROL};
 	return @nodes;
+}
+
+# The median of a list of numbers
+sub median
+{
+	my @sorted = sort { $a <=> $b } @_;
+	return @sorted % 2 ? $sorted[$#sorted / 2] : ($sorted[@sorted / 2 - 1] + $sorted[@sorted / 2]) / 2;
 }
 
 # A command to root's companion_control.sh in the VM (test/vm/inside.sh)

@@ -9,6 +9,14 @@
 #     stop             stops it with SIGTERM, as systemctl stop does
 #     loops N [ext]    N busy loops of another user (nobody), not PostgreSQL's;
 #                      with ext, each switches itself to SCHED_EXT first
+#     job N            N busy loops of another user in a session of their own
+#                      (setsid), as a build started from a login would be
+#     cgroups          a busy loop in each of two cpu cgroups (cgroup v2)
+#                      with cpu.weight 100 and 300, both on CPU 0
+#     nice             two users' busy loops in one session, at nice 0 and
+#                      nice 10, both on CPU 0
+#     cputime N SECONDS  the CPU time each loop used in SECONDS, into the log
+#                      as "cputime N: TICKS TICKS ..." (in the order started)
 #     stoploops        ends them
 #     offline CPU      takes a CPU offline; online CPU brings it back
 #     monitor          numasched-scx --monitor once, into the log
@@ -29,13 +37,56 @@ while true; do
 				for _ in $(seq 1 "$arg1"); do
 					# sched_setscheduler(0, SCHED_EXT, {0}): no privilege needed
 					setpriv --reuid=nobody --regid=nogroup --clear-groups perl -e \
-						'syscall(144, 0, 7, pack("i", 0)) if $ARGV[0] eq "ext"; 1 while 1' "${arg2:-}" &
+						'my $param = pack("i", 0); syscall(144, 0, 7, $param) == 0 or die "SCHED_EXT: $!" if $ARGV[0] eq "ext"; 1 while 1' \
+						"${arg2:-}" &
 					loops+=($!)
 				done
 				;;
+			job)
+				for _ in $(seq 1 "$arg1"); do
+					setsid setpriv --reuid=nobody --regid=nogroup --clear-groups perl -e '1 while 1' &
+					loops+=($!)
+				done
+				;;
+			cgroups)
+				cg=/sys/fs/cgroup
+				grep -q "^cgroup2 $cg " /proc/mounts || mount -t cgroup2 none "$cg"
+				grep -qw cpu "$cg/cgroup.subtree_control" || echo +cpu >"$cg/cgroup.subtree_control"
+				for weight in 100 300; do
+					mkdir -p "$cg/weight$weight" && echo "$weight" >"$cg/weight$weight/cpu.weight"
+					bash -c 'echo $$ >"$1/cgroup.procs" && exec taskset -c 0 setpriv --reuid=nobody --regid=nogroup \
+						--clear-groups perl -e "1 while 1"' _ "$cg/weight$weight" &
+					loops+=($!)
+				done
+				;;
+			nice)
+				# one session for both: the kernel weighs them by nice alone
+				setsid bash -c 'taskset -c 0 setpriv --reuid=nobody --regid=nogroup --clear-groups perl -e "1 while 1" &
+					taskset -c 0 setpriv --reuid=daemon --regid=daemon --clear-groups nice -n 10 perl -e "1 while 1" &
+					echo $(jobs -p) >"$1"; wait' _ "$log.nice" &
+				loops+=($!)
+				sleep 1
+				loops+=($(cat "$log.nice"))
+				;;
+			cputime)
+				# utime + stime of each loop (not the shells around them), twice
+				ticks() { for p in "${loops[@]}"; do
+					[ "$(cat "/proc/$p/comm" 2>/dev/null)" = perl ] && awk '{ printf "%d ", $14 + $15 }' "/proc/$p/stat"
+				done; }
+				before=($(ticks))
+				sleep "$arg2"
+				after=($(ticks))
+				line="cputime $arg1:"
+				for i in "${!after[@]}"; do line+=" $((after[i] - ${before[i]:-0}))"; done
+				echo "$line" >>"$log"
+				;;
 			stoploops)
-				((${#loops[@]})) && kill "${loops[@]}" && wait "${loops[@]}" 2>/dev/null
+				((${#loops[@]})) && kill "${loops[@]}" 2>/dev/null
+				wait "${loops[@]}" 2>/dev/null
 				loops=()
+				for d in /sys/fs/cgroup/weight100 /sys/fs/cgroup/weight300; do
+					[ -d "$d" ] && for _ in 1 2 3 4 5; do rmdir "$d" 2>/dev/null && break; sleep 0.2; done
+				done
 				;;
 			offline) echo 0 >"/sys/devices/system/cpu/cpu$arg1/online" ;;
 			online) echo 1 >"/sys/devices/system/cpu/cpu$arg1/online" ;;

@@ -102,8 +102,6 @@ for my $pair (1 .. $pairs)
 	}
 }
 
-sub median { my @s = sort { $a <=> $b } @_; return @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2 }
-
 # t quantiles (two-sided 95%) for 1 to 10 degrees of freedom
 my @t = (0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23);
 my @log_ratio = map { log($runs{numasched}[$_]{tps} / $runs{'kernel alone'}[$_]{tps}) } 0 .. $pairs - 1;

@@ -3,7 +3,10 @@
 # (COMPANION_SID; 080 runs Debian 12's): it loads, schedules and unloads; busy
 # loops of another user, ordinary or switched to SCHED_EXT, do not starve
 # PostgreSQL (a fixed-rate select-only load's p99 against the kernel alone
-# with the same loops, interleaved); it stays loaded a minute beside them;
+# with the same loops, interleaved), nor does another user's job in a session
+# of its own; loops in cgroups of cpu.weight 100 and 300, and at nice 0 and
+# 10 in one session, share a CPU as the kernel's weights say; it stays loaded
+# a minute beside them;
 # 300 background tasks each run within the wait bound; a CPU taken offline
 # and back leaves it loaded.  Root runs the loader, the other user's loops
 # and the hotplug on request (test/vm/companion_control.sh); the answers are
@@ -102,11 +105,16 @@ ok(unloaded(), 'stopped, it unloads');
 ok(wait_until(sub { slurp_file($ENV{COMPANION_LOG}) =~ /numasched-scx: unloaded/ }, 10), 'and says so');
 $session->quit;
 
-# --- another user's busy loops, as many as CPUs ---------------------------------
-for my $kind ('', 'ext')
+# --- another user's busy loops: as many as CPUs, or a 16-process job in a
+# session of its own. Each guard is against the kernel alone with the same
+# loops in the same round: the emulation's speed varies from machine to
+# machine, the ratio does not ---------------------------------------------------
+for my $load ([ "loops $ncpus", "another user's busy loops" ],
+	[ "loops $ncpus ext", 'busy loops of another user that switched themselves to SCHED_EXT' ],
+	[ 'job 16', "another user's 16-process job in a session of its own" ])
 {
-	my $what = $kind ? 'busy loops of another user that switched themselves to SCHED_EXT' : "another user's busy loops";
-	companion("loops $ncpus $kind");
+	my ($command, $what) = @$load;
+	companion($command);
 	my (@ratios, @kernel, @scx);
 	for my $round (1 .. $rounds)
 	{
@@ -118,23 +126,67 @@ for my $kind ('', 'ext')
 		push @ratios, $p99_scx / max($p99_kernel, 0.001);
 		push @kernel, sprintf('%.0f ms at %.0f tps', $p99_kernel, $tps_kernel);
 		push @scx, sprintf('%.0f ms at %.0f tps', $p99_scx, $tps_scx);
-		cmp_ok($tps_scx, '>=', 90, "round $round: the companion keeps up with 100 tps offered ($tps_scx)");
+		cmp_ok($tps_scx, '>=', 0.9 * $tps_kernel,
+			"round $round: the companion serves the 100 tps offered as the kernel alone does ($tps_scx against $tps_kernel, at least 90%)");
 	}
 	note("select-only p99 beside $what: kernel alone @kernel; companion @scx; ratios "
 		  . join(' ', map { sprintf('%.2f', $_) } @ratios));
-	# not starved: under SCX_OPS_SWITCH_PARTIAL it kept 13-14 tps with a p99
-	# ~300x the kernel alone's. The figure itself is a measurement
-	# (doc/benchmarking.md: 6 rounds, 2 vCPUs), not this check's: here four
-	# vCPUs share one emulation thread, and one round of 15 s has given 18x
-	# (27 ms against 488 ms) in a run whose other rounds gave 0.4-3.2
-	cmp_ok(max(@ratios), '<=', 30, sprintf("beside $what, PostgreSQL's p99 with the companion is within 30x of the kernel alone's in every round, far from starved (at most %.2f)", max(@ratios)));
+	# The figure itself is a measurement (doc/benchmarking.md: more rounds, 2
+	# vCPUs); here four vCPUs share one emulation thread, and one round has
+	# gone from 0.4 to 18x on its own: the median of the rounds is guarded.
+	# Sharing per task, not per session, gave 10-13 tps beside the job.
+	cmp_ok(median(@ratios), '<=', 1.5,
+		sprintf("beside $what, PostgreSQL's p99 with the companion is within 1.5x of the kernel alone's (median of the rounds %.2f)",
+			median(@ratios)));
+	if ($command =~ /ext/)
+	{
+		my ($chose) = counters()->{line} =~ /fair-tier tasks that chose SCHED_EXT (\d+)/;
+		cmp_ok($chose // 0, '>', 0, 'and the loops did run under SCHED_EXT (the scheduler counted them)');
+	}
 	companion('stoploops');
 }
 
-# --- a minute beside both kinds of loops ------------------------------------------
-ok(loaded(), 'loaded for a minute beside both kinds of loops');
+# --- the kernel's shares between other tenants: CPU time of two loops on one
+# CPU, kernel alone and companion, each in the same round -----------------------
+my $cputimes = 0;
+# the ticks each loop used in $seconds, measured by root in the VM
+sub cputime
+{
+	my $n = ++$cputimes;
+	companion("cputime $n $seconds");
+	my @ticks;
+	wait_until(sub { (@ticks) = slurp_file($ENV{COMPANION_LOG}) =~ /^cputime $n:((?: \d+)+)$/m; @ticks }, $seconds + 30);
+	return split ' ', $ticks[0] // '';
+}
+
+for my $share ([ 'cgroups', 'cpu.weight 100 and 300 (two cgroups)', 1 / 3 ],
+	[ 'nice', 'nice 0 and nice 10 (two users, one session)', 1024 / 110 ])
+{
+	my ($command, $what, $kernel_says) = @$share;
+	companion($command);
+	sleep 1;
+	my @kernel = cputime();
+	ok(loaded(), "loaded beside loops at $what");
+	sleep 1;
+	my @scx = cputime();
+	ok(unloaded(), 'unloaded');
+	companion('stoploops');
+	my $ratio_kernel = ($kernel[0] // 0) / max($kernel[1] // 0, 1);
+	my $ratio_scx = ($scx[0] // 0) / max($scx[1] // 0, 1);
+	note(sprintf("CPU ticks of loops at $what in %d s: kernel alone @kernel (%.2f:1), companion @scx (%.2f:1); the kernel's weights say %.2f:1",
+		$seconds, $ratio_kernel, $ratio_scx, $kernel_says));
+	cmp_ok(abs($ratio_scx / $kernel_says - 1), '<=', 0.2,
+		sprintf("loops at $what share a CPU within 20%% of the kernel's weights with the companion (%.2f:1 for %.2f:1)",
+			$ratio_scx, $kernel_says));
+	cmp_ok(abs($ratio_scx / max($ratio_kernel, 0.001) - 1), '<=', 0.2,
+		sprintf('and within 20%% of what the kernel alone gave them (%.2f:1)', $ratio_kernel));
+}
+
+# --- a minute beside all kinds of loops ---------------------------------------------
+ok(loaded(), 'loaded for a minute beside all kinds of loops');
 companion("loops $ncpus");
 companion("loops $ncpus ext");
+companion('job 16');
 my ($p99, $tps) = select_only(60);
 is(sched_ext_ops(), 'numasched', "still loaded after 60 s (select-only p99 $p99 ms at $tps tps)");
 unlike(slurp_file($ENV{COMPANION_LOG}), qr/the kernel unloaded the scheduler/, 'the kernel never threw it out');
