@@ -34,7 +34,8 @@
  * reach (SLIT order; its CPU mask is numasched's reach): no CPU in reach stays
  * idle while it waits.  Otherwise it waits in its home node's queue, which
  * every CPU serves: its own node's first, then the nearest nodes' in SLIT
- * order.  A fair-tier task wakes on an idle CPU nearest its previous one, or
+ * order (and, at any distance, those of a node whose CPUs are all offline).
+ * A fair-tier task wakes on an idle CPU nearest its previous one, or
  * waits in the queue of its previous CPU's node.
  *
  * Background work (a server task at nice 19: numasched.cpu_priority =
@@ -359,6 +360,18 @@ share_of(const struct task_ctx *tctx)
 	return share ? share : 1;
 }
 
+/* A task's virtual time with its run since started_at charged */
+static u64
+vtime_with_run(const struct task_ctx *tctx, u64 now)
+{
+	u64			used = now - tctx->started_at;
+
+	/* a second at most: no overflow below, whatever the clock did */
+	if (used > (1ULL << SHARE_SHIFT))
+		used = 1ULL << SHARE_SHIFT;
+	return tctx->vtime + (used << SHARE_SHIFT) / share_of(tctx);
+}
+
 /*
  * The virtual time a task is queued at: its own, but no more than a slice
  * behind the most advanced (what sleeping earns is bounded)
@@ -515,10 +528,10 @@ void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 	bool		away;
 	s32			cpu;
 
-	/* the CPU's last runnable task, its slice spent: it goes on, a slice of ours */
+	/* the CPU's last runnable task, its slice spent, or one that goes on (dispatch): a slice of ours */
 	if (enq_flags & SCX_ENQ_LAST)
 	{
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, background ? background_slice_ns : slice_ns, enq_flags);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, background ? background_slice_ns : fair_slice(node), enq_flags);
 		return;
 	}
 	if (background)
@@ -588,12 +601,51 @@ serve_normal(u32 node, enum ns_stat stat)
 	return true;
 }
 
+/*
+ * The queues of a node with no CPU online (hotplug) are every CPU's, at any
+ * distance: what waited there when its last CPU went, and what is queued
+ * by a previous CPU there, runs wherever its mask allows.
+ */
+static bool
+serve_orphans(bool background, u64 now)
+{
+	for (u32 node = 0; node < MAX_NODES && node < nr_nodes; node++)
+		if (node_online[node] <= 0 &&
+			(background ? serve_background(node, now, STAT_SERVED_BACKGROUND) : serve_normal(node, STAT_SERVED_AWAY)))
+			return true;
+	return false;
+}
+
+/*
+ * Whether a task whose slice ran out, still runnable, is behind the first
+ * task of a queue in virtual time (with what it ran since it started
+ * charged): the kernel would let it go on rather than alternate with a task
+ * of another weight.
+ */
+static bool
+goes_on(struct task_struct *prev, u32 node, u64 now)
+{
+	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, prev, NULL, 0);
+	struct bpf_iter_scx_dsq it;
+	struct task_struct *first = NULL;
+	bool		behind = false;
+
+	if (!bpf_iter_scx_dsq_new(&it, node, 0))
+		first = bpf_iter_scx_dsq_next(&it);
+	if (first && tctx && tctx->started_at)
+		behind = (s64) (vtime_with_run(tctx, now) - BPF_CORE_READ(first, scx.dsq_vtime)) < 0;
+	bpf_iter_scx_dsq_destroy(&it);
+	return behind;
+}
+
 void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32			node = node_of_cpu(cpu);
 	u32			c = CPU_INDEX(cpu);
 	u64			now = bpf_ktime_get_ns();
 	s32			waiting = scx_bpf_dsq_nr_queued(BACKGROUND_DSQ + node);
+	bool		prev_normal = prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED) &&
+		!(is_server(prev) && is_background(prev));
 
 	/*
 	 * The bound on background work's wait: with n waiting, one is served
@@ -613,25 +665,32 @@ void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 	}
 	if (normal_since_due[c] < NORMAL_PER_DUE)
 		normal_since_due[c]++;
+	/* normal work whose slice ran out goes on while it is behind what waits here */
+	if (prev_normal && goes_on(prev, node, now))
+		return;
 	if (serve_normal(node, STAT_SERVED_HOME))
 		return;
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
 		if (serve_normal(steal_order[NODE_INDEX(node)][i], STAT_SERVED_AWAY))
 			return;
+	if (serve_orphans(false, now))
+		return;
 
 	/*
-	 * Normal work whose slice ran out is still the CPU's current task, not
-	 * in a queue: with nothing dispatched here, the kernel hands it to
-	 * enqueue as the CPU's last (SCX_ENQ_LAST), which gives it a slice of
-	 * ours, and background work comes due within a slice.
+	 * Normal work whose slice ran out and finds nothing else is still the
+	 * CPU's current task, not in a queue: with nothing dispatched here, the
+	 * kernel hands it to enqueue as the CPU's last (SCX_ENQ_LAST), which
+	 * gives it a slice of ours, and background work comes due within a
+	 * slice.
 	 */
-	if (prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED) && !(is_server(prev) && is_background(prev)))
+	if (prev_normal)
 		return;
 	if (serve_background(node, now, STAT_SERVED_BACKGROUND))
 		return;
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
 		if (serve_background(steal_order[NODE_INDEX(node)][i], now, STAT_SERVED_BACKGROUND))
 			return;
+	serve_orphans(true, now);
 }
 
 /* A task becomes runnable: its weight counts in its group's load */
@@ -703,16 +762,10 @@ void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
 void		BPF_STRUCT_OPS(ns_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = task_ctx(p);
-	u64			used;
 
 	running_background[CPU_INDEX(scx_bpf_task_cpu(p))] = false;
-	if (!tctx || !tctx->started_at)
-		return;
-	used = bpf_ktime_get_ns() - tctx->started_at;
-	/* a second at most: no overflow below, whatever the clock did */
-	if (used > (1ULL << SHARE_SHIFT))
-		used = 1ULL << SHARE_SHIFT;
-	tctx->vtime += (used << SHARE_SHIFT) / share_of(tctx);
+	if (tctx && tctx->started_at)
+		tctx->vtime = vtime_with_run(tctx, bpf_ktime_get_ns());
 }
 
 /* A higher class took the CPU: what waited in its local queue goes back to ours */

@@ -144,7 +144,16 @@ struct sched_ext_ops
 #define SCX_OPS_BUILTIN_IDLE_PER_NODE 64ULL
 #define SCX_PICK_IDLE_IN_NODE 2
 
+/* an iterator over a queue's tasks, in its order (the kernel's size for it) */
+struct bpf_iter_scx_dsq
+{
+	u64			__opaque[6];
+} __attribute__((aligned(8)));
+
 /* the kfuncs */
+int bpf_iter_scx_dsq_new(struct bpf_iter_scx_dsq *it, u64 dsq_id, u64 flags) __ksym;
+struct task_struct *bpf_iter_scx_dsq_next(struct bpf_iter_scx_dsq *it) __ksym;
+void bpf_iter_scx_dsq_destroy(struct bpf_iter_scx_dsq *it) __ksym;
 s32 scx_bpf_create_dsq(u64 dsq_id, s32 node) __ksym;
 void scx_bpf_dsq_insert(struct task_struct *p, u64 dsq_id, u64 slice, u64 enq_flags) __ksym;
 void scx_bpf_dsq_insert_vtime(struct task_struct *p, u64 dsq_id, u64 slice, u64 vtime, u64 enq_flags) __ksym;

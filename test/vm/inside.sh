@@ -102,6 +102,13 @@ fi
 # root loads and kills numasched-scx when the test asks (companion_control.sh)
 if wanted companion; then
 	if [ -e /sys/kernel/sched_ext/state ]; then
+		# khugepaged (nice 19) copying a huge page under emulation, beside
+		# another user's 16-process job, keeps an RCU read section open
+		# 20 s and more with the kernel alone too; the kernel unloads any
+		# sched_ext scheduler on an RCU stall. Real CPUs copy 2 MB in well
+		# under a millisecond: no huge pages collapsed here
+		echo never >/sys/kernel/mm/transparent_hugepage/enabled
+		echo 0 >/sys/kernel/mm/transparent_hugepage/khugepaged/defrag
 		companion=$("$pg_config" --bindir)/numasched-scx
 		COMPANION_CONTROL=$work/companion.fifo COMPANION_LOG=$work/companion.log
 		mkfifo -m 622 "$COMPANION_CONTROL" && : >"$COMPANION_LOG" && chmod 644 "$COMPANION_LOG"

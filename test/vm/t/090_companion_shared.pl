@@ -231,15 +231,23 @@ ok(defined $c->{longest} && $c->{longest} <= 1.5 * $bound,
 cmp_ok($due_per_node * @nodes / $ncpus, '>=', 1000 / (5 * 5 * 3),
 	'each CPU served background work at its bound at least once in 15 slices (a fifth of its turns, a third for the emulation)');
 
-# --- a CPU taken offline and back ---------------------------------------------------
-ok(sched_ext_ops() eq 'numasched' || loaded(), 'loaded before a CPU goes offline');
-my $cpu = (split /[-,]/, $all_cpus)[-1];
-companion("offline $cpu");
+# --- a whole node taken offline under load, and back ----------------------------
+ok(sched_ext_ops() eq 'numasched' || loaded(), 'loaded before a node goes offline');
+my $last = $nodes[-1];
+my @gone = split /,/, expand(slurp_file("/sys/devices/system/node/node$last/cpulist") =~ s/\s+//gr);
+companion("loops $ncpus");
+my (undef, $tps_all) = select_only();
+companion("offline $_") for @gone;
+ok(wait_until(sub { slurp_file('/sys/devices/system/cpu/online') !~ /\b$gone[-1]\b/ }, 10), "node $last's CPUs (@gone) offline");
+my ($p99_gone, $tps_gone) = select_only(20);
+ok(sched_ext_ops() eq 'numasched', "node $last offline for 20 s under load: the companion is still loaded");
+cmp_ok($tps_gone, '>=', 0.5 * $tps_all,
+	"and PostgreSQL is served on the other node ($tps_gone tps, p99 $p99_gone ms; $tps_all with every CPU)");
+companion("online $_") for @gone;
 sleep 1;
-ok(wait_until(sub { sched_ext_ops() eq 'numasched' }, 1), "CPU $cpu offline: the companion is loaded a second later");
-companion("online $cpu");
-sleep 1;
-ok(wait_until(sub { sched_ext_ops() eq 'numasched' }, 1), "CPU $cpu back: loaded a second later");
+ok(wait_until(sub { sched_ext_ops() eq 'numasched' }, 1), "node $last back: loaded a second later");
+companion('stoploops');
+unlike(slurp_file($ENV{COMPANION_LOG}), qr/the kernel unloaded the scheduler/, 'the kernel never threw it out');
 companion('monitor');
 ok(wait_until(sub { slurp_file($ENV{COMPANION_LOG}) =~ /^monitor:\nnumasched-scx: woke on its idle previous CPU \d+.*hotplug events [1-9]/m }, 10),
 	'numasched-scx --monitor reads the counters of the loader that runs (the hotplug counted)');
