@@ -107,6 +107,7 @@ enum ns_stat
 	STAT_FAIR,					/* a task of the fair tier was queued or placed */
 	STAT_FAIR_SCHED_EXT,		/* ... that had switched itself to SCHED_EXT (not the server's) */
 	STAT_HOTPLUG,				/* a CPU went offline or came online */
+	STAT_DISPATCH,				/* a CPU looked for work (dispatch) */
 	NR_STATS
 };
 
@@ -133,6 +134,7 @@ struct task_ctx
 	u64			queued_at;		/* when background work was queued; 0 once it ran */
 	u64			group;			/* the task group its weight counts in while runnable; 0 if none */
 	s64			weight;			/* the weight it added there, in shares */
+	bool		idle_cpu;		/* placed on an idle CPU, past every queue */
 };
 
 struct
@@ -162,7 +164,13 @@ struct
 	__type(value, struct group_load);
 }			group_loads SEC(".maps");
 
-/* the virtual time of the most advanced task that started running */
+/*
+ * The virtual time of the most advanced normal task that started running
+ * from a queue (or went on, its slice spent): a task placed on an idle CPU
+ * competed with nobody, and one of a small share (nice 19, a member of a
+ * large group) that did would move every sleeper's floor far ahead of the
+ * tasks that run, which would then keep the CPU from them.
+ */
 u64			vtime_now;
 
 /* per CPU, as of the task it runs now */
@@ -401,9 +409,13 @@ run_here(struct task_struct *p, u64 slice, bool background)
 {
 	struct task_ctx *tctx = task_ctx(p);
 
-	/* a background task's wait is counted from here to its running */
-	if (tctx && background)
-		tctx->queued_at = bpf_ktime_get_ns();
+	if (tctx)
+	{
+		tctx->idle_cpu = true;
+		/* a background task's wait is counted from here to its running */
+		if (background)
+			tctx->queued_at = bpf_ktime_get_ns();
+	}
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, 0);
 }
 
@@ -647,6 +659,8 @@ void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 	bool		prev_normal = prev && (BPF_CORE_READ(prev, scx.flags) & SCX_TASK_QUEUED) &&
 		!(is_server(prev) && is_background(prev));
 
+	count(STAT_DISPATCH);
+
 	/*
 	 * The bound on background work's wait: with n waiting, one is served
 	 * ahead of normal work every background_wait_ns / n, so that the last
@@ -736,8 +750,9 @@ void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
 		return;
 	tctx->started_at = now;
 	running_vtime[c] = tctx->vtime;
-	if ((s64) (tctx->vtime - vtime_now) > 0)
+	if (!background && !tctx->idle_cpu && (s64) (tctx->vtime - vtime_now) > 0)
 		vtime_now = tctx->vtime;
+	tctx->idle_cpu = false;
 	if (background)
 	{
 		struct ns_stats *s = stats();
@@ -758,14 +773,19 @@ void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
 	}
 }
 
-/* Charges the CPU time a task used, divided by its share of the machine */
+/*
+ * Charges the CPU time a task used, divided by its share of the machine;
+ * background work, a tier of its own, is not charged (back to normal, it
+ * starts a slice behind the most advanced at most)
+ */
 void		BPF_STRUCT_OPS(ns_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = task_ctx(p);
+	u32			c = CPU_INDEX(scx_bpf_task_cpu(p));
 
-	running_background[CPU_INDEX(scx_bpf_task_cpu(p))] = false;
-	if (tctx && tctx->started_at)
+	if (tctx && tctx->started_at && !running_background[c])
 		tctx->vtime = vtime_with_run(tctx, bpf_ktime_get_ns());
+	running_background[c] = false;
 }
 
 /* A higher class took the CPU: what waited in its local queue goes back to ours */

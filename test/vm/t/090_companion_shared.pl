@@ -54,6 +54,7 @@ sub counters
 	$c{late} = $1 if ($line // '') =~ /background later than its bound (\d+)/;
 	$c{served} = $1 if ($line // '') =~ /served from its own node's queue (\d+)/;
 	$c{due} = $1 if ($line // '') =~ /background served at its wait bound (\d+)/;
+	$c{looked} = $1 if ($line // '') =~ /looked for work (\d+)/;
 	return \%c;
 }
 
@@ -65,14 +66,17 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION numasched');
 $node->command_ok([ 'pgbench', '-i', '-q', '-s', '1', $node->connstr('postgres') ], 'pgbench tables');
 
-# select-only at 100 transactions a second for $seconds (or as given): (p99
-# in ms, tps), latency counted from each transaction's scheduled start
+# select-only at 100 transactions a second (or $rate) for $seconds (or
+# $run): (p99 in ms, tps), latency counted from each transaction's scheduled
+# start
 sub select_only
 {
-	my $run = shift // $seconds;
+	my ($run, $rate) = @_;
+	$run //= $seconds;
+	$rate //= 100;
 	my $dir = PostgreSQL::Test::Utils::tempdir();
 	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'pgbench', '-n', '-S', '-R', '100', '-c', '2', '-j', '2', '-T', $run,
+	IPC::Run::run([ 'pgbench', '-n', '-S', '-R', $rate, '-c', '2', '-j', '2', '-T', $run,
 		'-l', "--log-prefix=$dir/tx", $node->connstr('postgres') ], '>', \$out, '2>', \$err);
 	my @ms;
 	for my $file (glob("$dir/tx*"))
@@ -109,27 +113,30 @@ $session->quit;
 # session of its own. Each guard is against the kernel alone with the same
 # loops in the same round: the emulation's speed varies from machine to
 # machine, the ratio does not ---------------------------------------------------
-for my $load ([ "loops $ncpus", "another user's busy loops" ],
-	[ "loops $ncpus ext", 'busy loops of another user that switched themselves to SCHED_EXT' ],
-	[ 'job 16', "another user's 16-process job in a session of its own" ])
+# The job at 100 tps is the measurement's (2 vCPUs); here, where four vCPUs
+# share one emulation thread, the kernel alone served 29-32 tps of 100 beside
+# it: a rate the guest carries
+for my $load ([ "loops $ncpus", "another user's busy loops", 100 ],
+	[ "loops $ncpus ext", 'busy loops of another user that switched themselves to SCHED_EXT', 100 ],
+	[ 'job 16', "another user's 16-process job in a session of its own", $ENV{SHARED_JOB_RATE} || 15 ])
 {
-	my ($command, $what) = @$load;
+	my ($command, $what, $rate) = @$load;
 	companion($command);
 	my (@ratios, @kernel, @scx);
 	for my $round (1 .. $rounds)
 	{
-		my ($p99_kernel, $tps_kernel) = select_only();
+		my ($p99_kernel, $tps_kernel) = select_only(undef, $rate);
 		ok(loaded(), "round $round: loaded beside $what");
-		my ($p99_scx, $tps_scx) = select_only();
+		my ($p99_scx, $tps_scx) = select_only(undef, $rate);
 		is(sched_ext_ops(), 'numasched', 'and still loaded after the run');
 		ok(unloaded(), 'unloaded');
 		push @ratios, $p99_scx / max($p99_kernel, 0.001);
 		push @kernel, sprintf('%.0f ms at %.0f tps', $p99_kernel, $tps_kernel);
 		push @scx, sprintf('%.0f ms at %.0f tps', $p99_scx, $tps_scx);
 		cmp_ok($tps_scx, '>=', 0.9 * $tps_kernel,
-			"round $round: the companion serves the 100 tps offered as the kernel alone does ($tps_scx against $tps_kernel, at least 90%)");
+			"round $round: the companion serves the $rate tps offered as the kernel alone does ($tps_scx against $tps_kernel, at least 90%)");
 	}
-	note("select-only p99 beside $what: kernel alone @kernel; companion @scx; ratios "
+	note("select-only at $rate tps beside $what: kernel alone @kernel; companion @scx; ratios "
 		  . join(' ', map { sprintf('%.2f', $_) } @ratios));
 	# The figure itself is a measurement (doc/benchmarking.md: more rounds, 2
 	# vCPUs); here four vCPUs share one emulation thread, and one round has
@@ -194,6 +201,7 @@ companion('stoploops');
 
 # --- 300 background tasks of the server beside busy normal ones ---------------
 my $due_before = counters()->{due} // 0;
+my $looked_before = counters()->{looked} // 0;
 my $started = time();
 my @tasks;
 for my $i (1 .. 300 + $ncpus)
@@ -228,8 +236,12 @@ ok(defined $c->{longest} && $c->{longest} <= 1.5 * $bound,
 	sprintf('the longest background wait, %s ms, is within one turn of them all (%.0f ms, and half as much again for the emulation)',
 		$c->{longest} // '?', $bound))
   or diag($c->{line});
-cmp_ok($due_per_node * @nodes / $ncpus, '>=', 1000 / (5 * 5 * 3),
-	'each CPU served background work at its bound at least once in 15 slices (a fifth of its turns, a third for the emulation)');
+# against the times the CPUs looked for work, not the time: under emulation
+# a slice's end comes late, the later the slower the host
+my $looked = ($c->{looked} // 0) - $looked_before;
+cmp_ok((($c->{due} // 0) - $due_before) / max($looked, 1), '>=', 1 / 15,
+	sprintf('the CPUs served background work at its bound at least once in 15 looks for work (a fifth by design; %d in %d)',
+		($c->{due} // 0) - $due_before, $looked));
 
 # --- a whole node taken offline under load, and back ----------------------------
 ok(sched_ext_ops() eq 'numasched' || loaded(), 'loaded before a node goes offline');
