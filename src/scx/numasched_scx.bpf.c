@@ -21,7 +21,8 @@
  * become runnable and stop being so).  Normal work, the server's and the
  * fair tier's alike, waits in one queue per node ordered by virtual time,
  * with a slice shorter as more wait; a task that slept is owed at most one
- * slice (its virtual time is raised to a slice behind the most advanced),
+ * slice (its virtual time is raised to a slice behind the most advanced of
+ * its node's),
  * so that work that sleeps, as PostgreSQL's does, goes ahead of work that
  * never does, and no more; and it takes a CPU back from a task a
  * background slice or more ahead of it.
@@ -36,7 +37,8 @@
  * every CPU serves: its own node's first, then the nearest nodes' in SLIT
  * order (and, at any distance, those of a node whose CPUs are all offline).
  * A fair-tier task wakes on an idle CPU nearest its previous one, or
- * waits in the queue of its previous CPU's node.
+ * waits in the queue of its previous CPU's node, unless another node's has
+ * two fewer tasks.
  *
  * Background work (a server task at nice 19: numasched.cpu_priority =
  * background) waits in a queue of its own per node, served when no normal
@@ -165,13 +167,15 @@ struct
 }			group_loads SEC(".maps");
 
 /*
- * The virtual time of the most advanced normal task that started running
- * from a queue (or went on, its slice spent): a task placed on an idle CPU
- * competed with nobody, and one of a small share (nice 19, a member of a
- * large group) that did would move every sleeper's floor far ahead of the
- * tasks that run, which would then keep the CPU from them.
+ * Per node: the virtual time of the most advanced normal task that started
+ * running there from a queue (or went on, its slice spent).  Not one for the
+ * machine: a node whose CPUs run fewer tasks runs each further ahead, and a
+ * sleeper woken on a busier node would wait behind every task there.  Not a
+ * task placed on an idle CPU: it competed with nobody, and one of a small
+ * share (nice 19, a member of a large group) would move every sleeper's
+ * floor far ahead of the tasks that run, which would keep the CPU from them.
  */
-u64			vtime_now;
+u64			vtime_now[MAX_NODES];
 
 /* per CPU, as of the task it runs now */
 bool		running_background[MAX_CPUS];
@@ -385,9 +389,10 @@ vtime_with_run(const struct task_ctx *tctx, u64 now)
  * behind the most advanced (what sleeping earns is bounded)
  */
 static u64
-queued_vtime(struct task_ctx *tctx)
+queued_vtime(struct task_ctx *tctx, u32 node)
 {
-	u64			floor = vtime_now > slice_ns ? vtime_now - slice_ns : 0;
+	u64			now = vtime_now[NODE_INDEX(node)];
+	u64			floor = now > slice_ns ? now - slice_ns : 0;
 
 	if (tctx->vtime < floor)
 		tctx->vtime = floor;
@@ -511,29 +516,59 @@ s32			BPF_STRUCT_OPS(ns_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wak
 }
 
 /*
- * Takes "cpu" back for p if it runs background work, or a task that started
- * a background slice or more ahead of p in virtual time (one that had more
- * than its share): true if so.
+ * Takes "cpu" back for p, queued on "node", if it runs background work, or
+ * a task of that node that started a background slice or more ahead of p in
+ * virtual time (one that had more than its share): true if so.
  */
 static bool
-take_back(const struct task_struct *p, s32 cpu, u64 vtime)
+take_back(const struct task_struct *p, s32 cpu, u32 node, u64 vtime)
 {
 	u32			c = CPU_INDEX(cpu);
 
 	if (cpu < 0 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		return false;
-	if (!running_background[c] && running_vtime[c] <= vtime + background_slice_ns)
+	if (!running_background[c] &&
+		(node_of_cpu(cpu) != node || running_vtime[c] <= vtime + background_slice_ns))
 		return false;
 	count(STAT_PREEMPTED);
 	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	return true;
 }
 
+/*
+ * A fair-tier task's queue: its previous CPU's node, unless another node it
+ * may run on has two fewer tasks waiting (the kernel balances its
+ * runqueues; without this, tasks that landed on one node would share its
+ * CPUs while another node's run theirs alone)
+ */
+static u32
+fair_node(const struct task_struct *p)
+{
+	u32			prev = node_of_cpu(scx_bpf_task_cpu(p));
+	u32			best = prev;
+	s32			fewest = node_online[NODE_INDEX(prev)] > 0 ? scx_bpf_dsq_nr_queued(prev) : 0x7fffffff;
+
+	for (u32 node = 0; node < MAX_NODES && node < nr_nodes; node++)
+	{
+		s32			waiting;
+
+		if (node == prev)
+			continue;
+		waiting = scx_bpf_dsq_nr_queued(node);
+		if (waiting + 1 < fewest && may_run_on_node(p, node))
+		{
+			best = node;
+			fewest = waiting;
+		}
+	}
+	return best;
+}
+
 void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	bool		server = is_server(p);
 	bool		background = server && is_background(p);
-	u32			node = server ? home_node(p) : node_of_cpu(scx_bpf_task_cpu(p));
+	u32			node = server ? home_node(p) : fair_node(p);
 	u64			now = bpf_ktime_get_ns();
 	struct task_ctx *tctx = task_ctx(p);
 	u64			vtime;
@@ -561,7 +596,7 @@ void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 
-	vtime = tctx ? queued_vtime(tctx) : vtime_now;
+	vtime = tctx ? queued_vtime(tctx, node) : vtime_now[NODE_INDEX(node)];
 	scx_bpf_dsq_insert_vtime(p, node, fair_slice(node), vtime, enq_flags);
 	if (server)
 	{
@@ -581,11 +616,11 @@ void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	/* no idle CPU: one running background work, or a task that had more than its turn */
-	if (take_back(p, scx_bpf_task_cpu(p), vtime) ||
-		take_back(p, background_hint[NODE_INDEX(node)], vtime))
+	if (take_back(p, scx_bpf_task_cpu(p), node, vtime) ||
+		take_back(p, background_hint[NODE_INDEX(node)], node, vtime))
 		return;
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
-		if (take_back(p, background_hint[NODE_INDEX(steal_order[NODE_INDEX(node)][i])], vtime))
+		if (take_back(p, background_hint[NODE_INDEX(steal_order[NODE_INDEX(node)][i])], node, vtime))
 			return;
 }
 
@@ -734,7 +769,7 @@ void		BPF_STRUCT_OPS(ns_enable, struct task_struct *p)
 	struct task_ctx *tctx = task_ctx(p);
 
 	if (tctx)
-		tctx->vtime = vtime_now;
+		tctx->vtime = vtime_now[node_of_cpu(scx_bpf_task_cpu(p))];
 }
 
 void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
@@ -750,8 +785,8 @@ void		BPF_STRUCT_OPS(ns_running, struct task_struct *p)
 		return;
 	tctx->started_at = now;
 	running_vtime[c] = tctx->vtime;
-	if (!background && !tctx->idle_cpu && (s64) (tctx->vtime - vtime_now) > 0)
-		vtime_now = tctx->vtime;
+	if (!background && !tctx->idle_cpu && (s64) (tctx->vtime - vtime_now[node_of_cpu(cpu)]) > 0)
+		vtime_now[node_of_cpu(cpu)] = tctx->vtime;
 	tctx->idle_cpu = false;
 	if (background)
 	{

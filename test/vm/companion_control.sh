@@ -51,10 +51,13 @@ while true; do
 				done
 				;;
 			job)
-				for _ in $(seq 1 "$arg1"); do
-					setsid setpriv --reuid=nobody --regid=nogroup --clear-groups perl -e '1 while 1' &
-					loops+=($!)
-				done
+				# one session (one autogroup) for all of them, as one build's
+				setsid setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c \
+					'for _ in $(seq 1 "$1"); do perl -e "1 while 1" & done; wait' _ "$arg1" &
+				loops+=($!)
+				sleep 1
+				# the session is the shell's ($!: setsid forks not, as no group leader)
+				loops+=($(pgrep -s "$!" -x perl))
 				;;
 			cgroups)
 				cg=/sys/fs/cgroup
