@@ -7,8 +7,6 @@
 #     start [LOADER]   loads it (the test then watches /sys/kernel/sched_ext/root/ops)
 #     kill             kills it with SIGKILL, as a crash or an OOM kill would
 #     stop             stops it with SIGTERM, as systemctl stop does
-#     sysrq            unloads it by SysRq-S, as an operator would; the
-#                      loader's exit status goes to the log
 #     loops N [ext]    N busy loops of another user (nobody), not PostgreSQL's;
 #                      with ext, each switches itself to SCHED_EXT first
 #     job N            N busy loops of another user in a session of their own
@@ -35,12 +33,6 @@ while true; do
 				;;
 			kill) [ -n "$loader" ] && kill -KILL "$loader" && wait "$loader" ;;
 			stop) [ -n "$loader" ] && kill -TERM "$loader" && wait "$loader" ;;
-			sysrq)
-				# an operator's unload: the kernel's SysRq-S, not a signal
-				echo S >/proc/sysrq-trigger
-				wait "$loader"
-				echo "loader exited with $?" >>"$log"
-				;;
 			loops)
 				for _ in $(seq 1 "$arg1"); do
 					# sched_setscheduler(0, SCHED_EXT, {0}): no privilege needed

@@ -265,14 +265,6 @@ sleep 1;
 ok(wait_until(sub { sched_ext_ops() eq 'numasched' }, 1), "node $last back: loaded a second later");
 companion('stoploops');
 unlike(slurp_file($ENV{COMPANION_LOG}), qr/the kernel unloaded the scheduler/, 'the kernel never threw it out');
-# --- an operator's unload (SysRq-S) is not undone -------------------------------
-companion('sysrq');
-ok(wait_until(sub { sched_ext_ops() eq '' && slurp_file($ENV{COMPANION_LOG}) =~ /^loader exited with (\d+)$/m }, 20),
-	'SysRq-S unloads it');
-my ($sysrq_status) = slurp_file($ENV{COMPANION_LOG}) =~ /^loader exited with (\d+)$/m;
-is($sysrq_status, 0, 'and the loader exits 0, which Restart=on-failure leaves alone');
-like(slurp_file($ENV{COMPANION_LOG}), qr/unloaded as asked/, 'saying it was unloaded as asked');
-ok(loaded(), 'loaded again');
 companion('monitor');
 ok(wait_until(sub { slurp_file($ENV{COMPANION_LOG}) =~ /^monitor:\nnumasched-scx: woke on its idle previous CPU \d+.*hotplug events [1-9]/m }, 10),
 	'numasched-scx --monitor reads the counters of the loader that runs (the hotplug counted)');
