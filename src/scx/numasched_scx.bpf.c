@@ -128,55 +128,6 @@ struct
 	__type(value, struct ns_stats);
 }			ns_stats SEC(".maps");
 
-/* per task: its place in the fair share, and when it started running or was queued */
-struct task_ctx
-{
-	u64			vtime;			/* CPU time used, divided by its share */
-	u64			started_at;		/* when it last started running */
-	u64			queued_at;		/* when background work was queued; 0 once it ran */
-	u64			group;			/* the task group its weight counts in while runnable; 0 if none */
-	s64			weight;			/* the weight it added there, in shares */
-	bool		idle_cpu;		/* placed on an idle CPU, past every queue */
-};
-
-struct
-{
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct task_ctx);
-}			task_ctxs SEC(".maps");
-
-/*
- * Per kernel task group (keyed by its address): the weight of its runnable
- * tasks and of its active child groups, and what it added to its parent's
- * while active.  LRU: a group gone for good is forgotten.
- */
-struct group_load
-{
-	s64			load;
-	s64			in_parent;
-};
-
-struct
-{
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MAX_GROUPS);
-	__type(key, u64);
-	__type(value, struct group_load);
-}			group_loads SEC(".maps");
-
-/*
- * Per node: the virtual time of the most advanced normal task that started
- * running there from a queue (or went on, its slice spent).  Not one for the
- * machine: a node whose CPUs run fewer tasks runs each further ahead, and a
- * sleeper woken on a busier node would wait behind every task there.  Not a
- * task placed on an idle CPU: it competed with nobody, and one of a small
- * share (nice 19, a member of a large group) would move every sleeper's
- * floor far ahead of the tasks that run, which would keep the CPU from them.
- */
-u64			vtime_now[MAX_NODES];
-
 /* per CPU, as of the task it runs now */
 bool		running_background[MAX_CPUS];
 u64			running_vtime[MAX_CPUS];
@@ -283,131 +234,7 @@ home_node(const struct task_struct *p)
 	return node_of_cpu(scx_bpf_task_cpu(p));
 }
 
-static struct task_ctx *
-task_ctx(struct task_struct *p)
-{
-	return bpf_task_storage_get(&task_ctxs, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-}
-
-static struct group_load *
-group_load(u64 group, bool create)
-{
-	struct group_load *g = bpf_map_lookup_elem(&group_loads, &group);
-	struct group_load zero = {0};
-
-	if (g || !create)
-		return g;
-	bpf_map_update_elem(&group_loads, &group, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&group_loads, &group);
-}
-
-/* A task's weight (nice) as its group's shares weigh a child group */
-static s64
-task_shares(const struct task_struct *p)
-{
-	u32			weight = BPF_CORE_READ(p, scx.weight);
-
-	return (s64) ((weight ? weight : 1) * NICE_0_SHARES / NICE_0_WEIGHT);
-}
-
-/*
- * Adds "delta" to a group's load; where that makes the group active or
- * idle, its shares to or from its parent's, and so on up.
- */
-static void
-add_load(u64 group, s64 delta)
-{
-	for (u32 depth = 0; depth < MAX_GROUP_DEPTH && group && delta; depth++)
-	{
-		struct task_group *tg = (struct task_group *) group;
-		struct group_load *g = group_load(group, delta > 0);
-		s64			before;
-
-		if (!g)
-			return;
-		before = __sync_fetch_and_add(&g->load, delta);
-		if (delta > 0 ? before > 0 : before + delta > 0)
-			return;				/* active before and after */
-		group = (u64) BPF_CORE_READ(tg, parent);
-		if (delta > 0)
-			g->in_parent = delta = (s64) BPF_CORE_READ(tg, shares);
-		else
-			delta = -g->in_parent;
-	}
-}
-
-/* Counts a task that becomes runnable in its kernel task group */
-static void
-count_runnable(struct task_struct *p, struct task_ctx *tctx)
-{
-	if (tctx->group)
-		return;
-	tctx->group = (u64) BPF_CORE_READ(p, sched_task_group);
-	tctx->weight = task_shares(p);
-	add_load(tctx->group, tctx->weight);
-}
-
-/*
- * A runnable task's share of the machine (1 << SHARE_SHIFT: all of it): its
- * weight against its group's load, times each group's shares against its
- * parent's load, up to the root.
- */
-static u64
-share_of(const struct task_ctx *tctx)
-{
-	u64			share = 1ULL << SHARE_SHIFT;
-	u64			group = tctx->group;
-	s64			weight = tctx->weight;
-
-	for (u32 depth = 0; depth < MAX_GROUP_DEPTH && group; depth++)
-	{
-		struct task_group *tg = (struct task_group *) group;
-		struct group_load *g = group_load(group, false);
-
-		if (g && weight > 0 && g->load > weight)
-			share = share * (u64) weight / (u64) g->load;
-		weight = (s64) BPF_CORE_READ(tg, shares);
-		group = (u64) BPF_CORE_READ(tg, parent);
-	}
-	return share ? share : 1;
-}
-
-/* A task's virtual time with its run since started_at charged */
-static u64
-vtime_with_run(const struct task_ctx *tctx, u64 now)
-{
-	u64			used = now - tctx->started_at;
-
-	/* a second at most: no overflow below, whatever the clock did */
-	if (used > (1ULL << SHARE_SHIFT))
-		used = 1ULL << SHARE_SHIFT;
-	return tctx->vtime + (used << SHARE_SHIFT) / share_of(tctx);
-}
-
-/*
- * The virtual time a task is queued at: its own, but no more than a slice
- * behind the most advanced (what sleeping earns is bounded)
- */
-static u64
-queued_vtime(struct task_ctx *tctx, u32 node)
-{
-	u64			now = vtime_now[NODE_INDEX(node)];
-	u64			floor = now > slice_ns ? now - slice_ns : 0;
-
-	if (tctx->vtime < floor)
-		tctx->vtime = floor;
-	return tctx->vtime;
-}
-
-/* A queued task's slice: shorter as more wait in its queue, down to a background slice */
-static u64
-fair_slice(u64 dsq)
-{
-	s32			waiting = scx_bpf_dsq_nr_queued(dsq);
-	u64			slice = slice_ns / (u64) (waiting > 0 ? waiting + 1 : 1);
-
-	return slice < background_slice_ns ? background_slice_ns : slice;
-}
+#include "numasched_scx_fair.bpf.h"
 
 static void
 run_here(struct task_struct *p, u64 slice, bool background)
@@ -535,34 +362,6 @@ take_back(const struct task_struct *p, s32 cpu, u32 node, u64 vtime)
 	return true;
 }
 
-/*
- * A fair-tier task's queue: its previous CPU's node, unless another node it
- * may run on has two fewer tasks waiting (the kernel balances its
- * runqueues; without this, tasks that landed on one node would share its
- * CPUs while another node's run theirs alone)
- */
-static u32
-fair_node(const struct task_struct *p)
-{
-	u32			prev = node_of_cpu(scx_bpf_task_cpu(p));
-	u32			best = prev;
-	s32			fewest = node_online[NODE_INDEX(prev)] > 0 ? scx_bpf_dsq_nr_queued(prev) : 0x7fffffff;
-
-	for (u32 node = 0; node < MAX_NODES && node < nr_nodes; node++)
-	{
-		s32			waiting;
-
-		if (node == prev)
-			continue;
-		waiting = scx_bpf_dsq_nr_queued(node);
-		if (waiting + 1 < fewest && may_run_on_node(p, node))
-		{
-			best = node;
-			fewest = waiting;
-		}
-	}
-	return best;
-}
 
 void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 {
@@ -663,27 +462,6 @@ serve_orphans(bool background, u64 now)
 	return false;
 }
 
-/*
- * Whether a task whose slice ran out, still runnable, is behind the first
- * task of a queue in virtual time (with what it ran since it started
- * charged): the kernel would let it go on rather than alternate with a task
- * of another weight.
- */
-static bool
-goes_on(struct task_struct *prev, u32 node, u64 now)
-{
-	struct task_ctx *tctx = bpf_task_storage_get(&task_ctxs, prev, NULL, 0);
-	struct bpf_iter_scx_dsq it;
-	struct task_struct *first = NULL;
-	bool		behind = false;
-
-	if (!bpf_iter_scx_dsq_new(&it, node, 0))
-		first = bpf_iter_scx_dsq_next(&it);
-	if (first && tctx && tctx->started_at)
-		behind = (s64) (vtime_with_run(tctx, now) - BPF_CORE_READ(first, scx.dsq_vtime)) < 0;
-	bpf_iter_scx_dsq_destroy(&it);
-	return behind;
-}
 
 void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 {
