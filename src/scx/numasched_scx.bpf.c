@@ -108,7 +108,6 @@ enum ns_stat
 	STAT_PREEMPTED,				/* a CPU was taken back from background work or a spent slice */
 	STAT_FAIR,					/* a task of the fair tier was queued or placed */
 	STAT_FAIR_SCHED_EXT,		/* ... that had switched itself to SCHED_EXT (not the server's) */
-	STAT_HOTPLUG,				/* a CPU went offline or came online */
 	STAT_DISPATCH,				/* a CPU looked for work (dispatch) */
 	NR_STATS
 };
@@ -138,7 +137,7 @@ s32			background_hint[MAX_NODES];
 u32			normal_since_due[MAX_CPUS];
 /* per node: when its background queue last had a task served, or began to wait */
 u64			background_served_at[MAX_NODES];
-/* per node: CPUs online (hotplug) */
+/* per node: CPUs online at load */
 s64			node_online[MAX_NODES];
 
 /* why the kernel unloaded the scheduler (the loader reads it) */
@@ -235,6 +234,7 @@ home_node(const struct task_struct *p)
 }
 
 #include "numasched_scx_fair.bpf.h"
+#include "numasched_scx_hotplug.bpf.h"
 
 static void
 run_here(struct task_struct *p, u64 slice, bool background)
@@ -367,7 +367,7 @@ void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	bool		server = is_server(p);
 	bool		background = server && is_background(p);
-	u32			node = server ? home_node(p) : fair_node(p);
+	u32			node = queue_node(server ? home_node(p) : fair_node(p));
 	u64			now = bpf_ktime_get_ns();
 	struct task_ctx *tctx = task_ctx(p);
 	u64			vtime;
@@ -447,22 +447,6 @@ serve_normal(u32 node, enum ns_stat stat)
 	return true;
 }
 
-/*
- * The queues of a node with no CPU online (hotplug) are every CPU's, at any
- * distance: what waited there when its last CPU went, and what is queued
- * by a previous CPU there, runs wherever its mask allows.
- */
-static bool
-serve_orphans(bool background, u64 now)
-{
-	for (u32 node = 0; node < MAX_NODES && node < nr_nodes; node++)
-		if (node_online[node] <= 0 &&
-			(background ? serve_background(node, now, STAT_SERVED_BACKGROUND) : serve_normal(node, STAT_SERVED_AWAY)))
-			return true;
-	return false;
-}
-
-
 void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32			node = node_of_cpu(cpu);
@@ -500,8 +484,6 @@ void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
 		if (serve_normal(steal_order[NODE_INDEX(node)][i], STAT_SERVED_AWAY))
 			return;
-	if (serve_orphans(false, now))
-		return;
 
 	/*
 	 * Normal work whose slice ran out and finds nothing else is still the
@@ -517,7 +499,6 @@ void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 	for (u32 i = 0; i < MAX_NODES && i < steal_count[NODE_INDEX(node)]; i++)
 		if (serve_background(steal_order[NODE_INDEX(node)][i], now, STAT_SERVED_BACKGROUND))
 			return;
-	serve_orphans(true, now);
 }
 
 /* A task becomes runnable: its weight counts in its group's load */
@@ -607,24 +588,9 @@ void		BPF_STRUCT_OPS(ns_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 	scx_bpf_reenqueue_local();
 }
 
-/* CPU hotplug: the scheduler stays, and a node without an online CPU is nobody's home */
-void		BPF_STRUCT_OPS(ns_cpu_online, s32 cpu)
-{
-	__sync_fetch_and_add(&node_online[node_of_cpu(cpu)], 1);
-	count(STAT_HOTPLUG);
-}
-
-void		BPF_STRUCT_OPS(ns_cpu_offline, s32 cpu)
-{
-	__sync_fetch_and_add(&node_online[node_of_cpu(cpu)], -1);
-	count(STAT_HOTPLUG);
-}
-
 /* sleepable: the loader sets BPF_F_SLEEPABLE (libbpf 1.1 has no SEC("struct_ops.s")) */
 s32			BPF_STRUCT_OPS(ns_init)
 {
-	const struct cpumask *online;
-
 	/*
 	 * Puts struct cpumask's definition, not a forward declaration, in this
 	 * object's BTF: libbpf 1.1 matches a kfunc's prototype against the
@@ -643,12 +609,8 @@ s32			BPF_STRUCT_OPS(ns_init)
 			return err;
 		background_hint[node] = -1;
 	}
-	/* the CPUs online now (a later change comes through cpu_online and cpu_offline) */
-	online = scx_bpf_get_online_cpumask();
-	for (u32 cpu = 0; cpu < MAX_CPUS && cpu < nr_cpus; cpu++)
-		if (bpf_cpumask_test_cpu(cpu, online))
-			node_online[node_of_cpu(cpu)]++;
-	scx_bpf_put_cpumask(online);
+	/* the CPUs online now (a hotplug unloads the scheduler: see numasched_scx_hotplug.bpf.h) */
+	count_online();
 	return 0;
 }
 
@@ -674,8 +636,6 @@ struct sched_ext_ops numasched_ops = {
 	.quiescent = (void *) ns_quiescent,
 	.enable = (void *) ns_enable,
 	.cpu_release = (void *) ns_cpu_release,
-	.cpu_online = (void *) ns_cpu_online,
-	.cpu_offline = (void *) ns_cpu_offline,
 	.init = (void *) ns_init,
 	.exit = (void *) ns_exit,
 	/*

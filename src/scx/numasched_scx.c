@@ -64,7 +64,7 @@ typedef __s64 s64;
 /* the scheduler's limits and tables, as numasched_scx.bpf.c sizes them */
 #define SCX_MAX_CPUS 1024
 #define SCX_MAX_NODES 64
-#define SCX_NR_STATS 15
+#define SCX_NR_STATS 14
 /* the kernel asks the scheduler's loader to load it again (SCX_ECODE_ACT_RESTART) */
 #define SCX_ECODE_ACT_RESTART (1LL << 48)
 /* and this loader does, but not more often than this in a minute */
@@ -92,7 +92,7 @@ static const char *const stat_names[SCX_NR_STATS] = {
 	"served from its own node's queue", "served from a nearer node's queue",
 	"background served when idle", "background served at its wait bound",
 	"background later than its bound", "preempted",
-	"fair-tier tasks queued or placed", "fair-tier tasks that chose SCHED_EXT", "CPU hotplug events",
+	"fair-tier tasks queued or placed", "fair-tier tasks that chose SCHED_EXT",
 	"looked for work",
 };
 

@@ -137,7 +137,6 @@ struct sched_ext_ops
 #define SCX_ENQ_WAKEUP 1ULL
 #define SCX_ENQ_LAST (1ULL << 41)	/* the CPU's last runnable task, its slice spent */
 #define SCX_OPS_ENQ_LAST 2ULL
-#define SCX_SLICE_DFL 20000000ULL
 #define SCX_TASK_QUEUED 1		/* sched_ext_entity.flags: runnable */
 #define SCX_KICK_IDLE 1
 #define SCX_KICK_PREEMPT 2
