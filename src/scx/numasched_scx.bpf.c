@@ -234,7 +234,6 @@ home_node(const struct task_struct *p)
 }
 
 #include "numasched_scx_fair.bpf.h"
-#include "numasched_scx_hotplug.bpf.h"
 
 static void
 run_here(struct task_struct *p, u64 slice, bool background)
@@ -362,12 +361,11 @@ take_back(const struct task_struct *p, s32 cpu, u32 node, u64 vtime)
 	return true;
 }
 
-
 void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	bool		server = is_server(p);
 	bool		background = server && is_background(p);
-	u32			node = queue_node(server ? home_node(p) : fair_node(p));
+	u32			node = server ? home_node(p) : fair_node(p);
 	u64			now = bpf_ktime_get_ns();
 	struct task_ctx *tctx = task_ctx(p);
 	u64			vtime;
@@ -591,6 +589,8 @@ void		BPF_STRUCT_OPS(ns_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
 /* sleepable: the loader sets BPF_F_SLEEPABLE (libbpf 1.1 has no SEC("struct_ops.s")) */
 s32			BPF_STRUCT_OPS(ns_init)
 {
+	const struct cpumask *online;
+
 	/*
 	 * Puts struct cpumask's definition, not a forward declaration, in this
 	 * object's BTF: libbpf 1.1 matches a kfunc's prototype against the
@@ -609,8 +609,19 @@ s32			BPF_STRUCT_OPS(ns_init)
 			return err;
 		background_hint[node] = -1;
 	}
-	/* the CPUs online now (a hotplug unloads the scheduler: see numasched_scx_hotplug.bpf.h) */
-	count_online();
+	/*
+	 * The CPUs online now, for the whole load: with no cpu_online or
+	 * cpu_offline operation, the kernel unloads the scheduler at a CPU
+	 * hotplug, pushes every task on by its own rules meanwhile, and asks
+	 * for a new load, which the loader makes with the topology of then.
+	 * Handled in place, tasks waiting in our queues for a CPU going down
+	 * (which dispatches no more) hung its hotplug, and RCU with it.
+	 */
+	online = scx_bpf_get_online_cpumask();
+	for (u32 cpu = 0; cpu < MAX_CPUS && cpu < nr_cpus; cpu++)
+		if (bpf_cpumask_test_cpu(cpu, online))
+			node_online[node_of_cpu(cpu)]++;
+	scx_bpf_put_cpumask(online);
 	return 0;
 }
 

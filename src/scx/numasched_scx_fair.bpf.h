@@ -58,7 +58,6 @@ struct
  */
 u64			vtime_now[MAX_NODES];
 
-
 static struct task_ctx *
 task_ctx(struct task_struct *p)
 {
@@ -185,7 +184,6 @@ fair_slice(u64 dsq)
 	return slice < background_slice_ns ? background_slice_ns : slice;
 }
 
-
 /*
  * A fair-tier task's queue: its previous CPU's node, unless another node it
  * may run on has two fewer tasks waiting (the kernel balances its
@@ -197,7 +195,7 @@ fair_node(const struct task_struct *p)
 {
 	u32			prev = node_of_cpu(scx_bpf_task_cpu(p));
 	u32			best = prev;
-	s32			fewest = node_online[NODE_INDEX(prev)] > 0 ? scx_bpf_dsq_nr_queued(prev) : 0x7fffffff;
+	s32			fewest = scx_bpf_dsq_nr_queued(prev);
 
 	for (u32 node = 0; node < MAX_NODES && node < nr_nodes; node++)
 	{
