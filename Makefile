@@ -10,7 +10,7 @@ OS_OBJS = $(addprefix src/os/,ns_os.o ns_settle.o ns_cgroup.o ns_priority.o ns_c
 BACKEND_OBJS = $(addprefix src/backend/,settings.o state.o report.o books.o classes.o regroup.o memory.o priority.o companion.o \
 	parallel_cap.o binding.o placement.o statement_lending.o segment.o)
 WORKER_OBJS = $(addprefix src/worker/,schedstat.o lending.o homing.o lock_waits.o inversion.o doorbell.o scheduler.o)
-OBJS = $(CORE_OBJS) $(OS_OBJS) $(BACKEND_OBJS) $(WORKER_OBJS) src/views/views.o src/backend/numasched.o
+OBJS = $(CORE_OBJS) $(OS_OBJS) $(BACKEND_OBJS) $(WORKER_OBJS) src/views/views.o src/numasched.o
 DATA = sql/numasched--1.0.sql
 PGFILEDESC = "numasched - NUMA-aware placement of backends and parallel workers"
 

@@ -34,6 +34,16 @@ extern int	numasched_bind_visit_locked(numasched_slot *slot, int group);
  */
 extern int	numasched_retier_slot_locked(numasched_slot *slot, bool was_background, bool was_raised);
 
+/*
+ * Takes numasched's lock exclusively to decide up to "decisions" tellings,
+ * whose room is made first: nothing that can fail is done under the lock.
+ * With 0, the room there always is (a few, from the process's first
+ * placement on): for a caller where an ERROR is not allowed.
+ */
+extern void numasched_lock_to_decide(int decisions);
+/* The same for a decision about every placed process (the scheduler's). */
+extern void numasched_lock_to_decide_for_all(void);
+
 /* Tells the kernel what was decided: numasched_release does, lock released. */
 extern void numasched_tell_kernel(void);
 
@@ -46,5 +56,17 @@ extern int	numasched_refusals_since(int mark, const char **err);
 
 /* Releases the lock, then sends any WARNING found while it was held. */
 extern void numasched_release(void);
+
+/*
+ * Waits, lock released, until the tellings other processes decided for
+ * "slot" are answered: its process, out of numasched or exiting, must not be
+ * told anything after it set its own CPUs and priority back, nor its pid
+ * once the kernel may give it to another process.  Call once its slot is
+ * forgotten, so that no new telling comes.
+ */
+extern void numasched_wait_for_tellings(const numasched_slot *slot);
+
+/* This process's tellings not yet told are given up (it exits); lock held. */
+extern void numasched_abandon_tellings_locked(void);
 
 #endif							/* NUMASCHED_BACKEND_BINDING_H */

@@ -86,29 +86,34 @@ take_class_locked(const char *nodes, const char *cpu_groups, bool spill_never)
 
 	if (nodes[0] == '\0' && cpu_groups[0] == '\0')
 		return -1;
-	for (int i = 0; i < NUMASCHED_MAX_CLASSES; i++)
+	/* entries are taken lowest first: the used ones and a free one come early */
+	for (int i = 0, used = 0; i < numasched_state->nclasses && (used < numasched_state->classes_used || free_id < 0); i++)
 	{
 		class = &numasched_classes[i];
 		if (class->refs == 0)
 		{
 			if (free_id < 0)
 				free_id = i;
+			continue;
 		}
-		else if (class->spill_never == spill_never && strcmp(class->nodes, nodes) == 0 &&
+		used++;
+		if (class->spill_never == spill_never && strcmp(class->nodes, nodes) == 0 &&
 				 strcmp(class->cpu_groups, cpu_groups) == 0)
 		{
 			class->refs++;
 			return i;
 		}
 	}
+	/* as many entries as slots, and this process's slot is in none yet */
 	if (free_id < 0)
 	{
 		numasched_report_later(WARNING, "numasched has no room for another workload class (%d are in use), process %d is placed without one",
-				 NUMASCHED_MAX_CLASSES, (int) MyProcPid);
+							   numasched_state->classes_used, (int) MyProcPid);
 		return -1;
 	}
 	class = &numasched_classes[free_id];
 	class->refs = 1;
+	numasched_state->classes_used++;
 	class->spill_never = spill_never;
 	strlcpy(class->nodes, nodes, sizeof(class->nodes));
 	strlcpy(class->cpu_groups, cpu_groups, sizeof(class->cpu_groups));
@@ -146,6 +151,6 @@ numasched_take_own_class_locked(void)
 void
 numasched_drop_class_locked(int class_id)
 {
-	if (class_id >= 0)
-		numasched_classes[class_id].refs--;
+	if (class_id >= 0 && --numasched_classes[class_id].refs == 0)
+		numasched_state->classes_used--;
 }

@@ -61,7 +61,7 @@ numasched_follow_companion(void)
 
 	if (loaded == numasched_state->companion)
 		return;
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	numasched_state->companion = loaded;
 	mark = numasched_tellings_mark();
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))

@@ -57,15 +57,28 @@ numasched_forget_slot_locked(numasched_slot *slot)
 	numasched_mark_slot(slot, false);
 }
 
+/*
+ * At exit: its slot given back, and its pid told nothing more.  An ERROR
+ * while it held the lock reaches here with the lock still held in a
+ * parallel or background worker (nothing released it before the callbacks
+ * of exit run), and its decisions not yet told are given up.
+ */
 static void
 release_own_slot(int code, Datum arg)
 {
 	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	if (!LWLockHeldByMeInMode(numasched_state->lock, LW_EXCLUSIVE))
+	{
+		if (LWLockHeldByMe(numasched_state->lock))
+			LWLockRelease(numasched_state->lock);
+		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	}
+	numasched_abandon_tellings_locked();
 	if (slot->pid == MyProcPid)
 		numasched_forget_slot_locked(slot);
 	LWLockRelease(numasched_state->lock);
+	numasched_wait_for_tellings(slot);
 }
 
 /* What placing a process asks for: who it is, and the settings it runs with. */
@@ -261,11 +274,6 @@ report_placement(const placement_ask *ask, bool companion, const placement_decis
 	if (d->where.hops > 0)
 		numasched_count(STAT_STEALS, 1);
 
-	if (ask->self && !exit_callback_registered)
-	{
-		before_shmem_exit(release_own_slot, 0);
-		exit_callback_registered = true;
-	}
 	if (!bound)
 		numasched_warn_failure(FAILURE_AFFINITY, err,
 							   "numasched could not set its CPU affinity, process %d runs unbound", (int) ask->pid);
@@ -313,6 +321,12 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 		numasched_class_changed = false;	/* placed with the settings of now */
 	if (!numasched_enabled || numasched_state == NULL || numasched_machine == NULL || ask.pid == 0)
 		return false;
+	/* before anything is decided: whatever way the process exits, its slot is given back */
+	if (ask.self && !exit_callback_registered)
+	{
+		before_shmem_exit(release_own_slot, 0);
+		exit_callback_registered = true;
+	}
 	numasched_settings(&ask.settings);
 	if (ask.self && kind == NUMASCHED_PARALLEL_WORKER)
 		ask.request.worker_number = ParallelWorkerNumber;
@@ -320,7 +334,8 @@ numasched_place(PGPROC *proc, numasched_kind kind, PGPROC *leader)
 	else if (ask.self)
 		ask.request.running_cpu = ns_running_cpu();
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	/* its tier, its group's CPUs, then the wider mask */
+	numasched_lock_to_decide(3);
 	/* the scheduler moves every slot across when this changes, under the lock */
 	companion = numasched_state->companion;
 	slot = &numasched_slots[numasched_procno(proc)];
@@ -386,6 +401,8 @@ unplace_self(void)
 		numasched_forget_slot_locked(slot);
 	}
 	numasched_release();
+	/* what the scheduler decided for it meanwhile comes before what it sets back */
+	numasched_wait_for_tellings(slot);
 	if (was_background)
 		numasched_background_changed(false);
 	leave_background();
@@ -528,7 +545,8 @@ numasched_reclass(void)
 	}
 
 	numasched_settings(&settings);
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	/* its tier, a move, or a mask in its group */
+	numasched_lock_to_decide(3);
 	numasched_sync_plan();
 	/* the old class first: its entry may be the one the new class needs */
 	numasched_drop_class_locked(slot->class_id);
@@ -612,7 +630,7 @@ numasched_move_process(PGPROC *proc, pid_t pid, int node_index, int *group, bool
 	const char *refusal;
 	int			move;
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide(1);
 	numasched_sync_plan();
 	result = decide_move_locked(slot, pid, node_index, group, within_class);
 	if (result != MOVE_DONE)

@@ -23,7 +23,7 @@ numasched_set_priority(pid_t pid, bool background, bool *autogroup_pending, char
 	if (numasched_companion_in_force())
 		return ns_set_own_nice(pid, background ? NS_BACKGROUND_NICE : 0, err, errlen);
 	if (numasched_background_way == PRIORITY_BY_CGROUP)
-		return ns_cgroup_move(pid, background ? numasched_cgroup_dirs.background : numasched_cgroup_dirs.normal,
+		return ns_cgroup_move(pid, background ? numasched_cgroup_dirs->background : numasched_cgroup_dirs->normal,
 							  err, errlen);
 	if (numasched_background_way == PRIORITY_BY_SCHED_IDLE)
 		return ns_set_background(pid, background, err, errlen);
@@ -49,7 +49,7 @@ numasched_is_background(pid_t pid)
 		return nice < -20 ? -1 : nice > 0;
 	}
 	if (numasched_background_way == PRIORITY_BY_CGROUP)
-		return ns_cgroup_in(pid, numasched_cgroup_dirs.background);
+		return ns_cgroup_in(pid, numasched_cgroup_dirs->background);
 	if (numasched_background_way == PRIORITY_BY_SCHED_IDLE)
 		return ns_is_background(pid);
 	nice = ns_autogroup_nice(pid);

@@ -98,9 +98,12 @@ numasched_sync_plan(void)
 	 * memory along at its next statement).
 	 */
 	shared = numasched_shared_plan();
-	for (int c = 0; c < NUMASCHED_MAX_CLASSES; c++)
+	for (int c = 0, used = 0; c < numasched_state->nclasses && used < numasched_state->classes_used; c++)
 		if (numasched_classes[c].refs > 0)
+		{
 			numasched_compute_class_locked(&numasched_classes[c]);
+			used++;
+		}
 	numasched_settings(&settings);
 	ns_loads_reset(shared, numasched_shared_loads());
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))

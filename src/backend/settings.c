@@ -11,6 +11,7 @@
 #include "access/parallel.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "backend/settings.h"
 
@@ -45,6 +46,13 @@ static const struct config_enum_entry spill_options[] = {
 static const struct config_enum_entry cpu_priority_options[] = {
 	{"normal", CPU_PRIORITY_NORMAL, false},
 	{"background", CPU_PRIORITY_BACKGROUND, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry inject_fault_options[] = {
+	{"none", FAULT_NONE, false},
+	{"out_of_memory", FAULT_OUT_OF_MEMORY, false},
+	{"error_under_lock", FAULT_ERROR_UNDER_LOCK, false},
 	{NULL, 0, false}
 };
 
@@ -92,8 +100,10 @@ uint32		numasched_lend_plan_generation = PG_UINT32_MAX;
 bool		numasched_in_set_statement = false;
 char	   *numasched_interleave_nodes_list = NULL;
 bool		numasched_log_placements = false;
+int			numasched_inject_fault = FAULT_NONE;
 numasched_priority_way numasched_background_way = PRIORITY_BY_SCHED_IDLE;
-ns_cgroup_dirs numasched_cgroup_dirs;
+/* on the heap: 8 kB of paths in the library's data would put its variables on more pages */
+ns_cgroup_dirs *numasched_cgroup_dirs = NULL;
 
 /*
  * Turns one of the core's messages ("node 5 does not exist") into a detail
@@ -408,17 +418,20 @@ numasched_probe_priority(void)
 {
 	char		why[NS_ERRLEN];
 	char		no_cgroup[NS_ERRLEN];
+	ns_cgroup_dirs *dirs = MemoryContextAllocZero(TopMemoryContext, sizeof(ns_cgroup_dirs));
 
-	if (ns_cgroup_prepare(&numasched_cgroup_dirs, no_cgroup, sizeof(no_cgroup)))
+	if (ns_cgroup_prepare(dirs, no_cgroup, sizeof(no_cgroup)))
 	{
+		numasched_cgroup_dirs = dirs;
 		numasched_background_way = PRIORITY_BY_CGROUP;
 		ereport(LOG,
 				(errmsg("numasched gives background processes the idle cpu cgroup %s here",
-						numasched_cgroup_dirs.background),
+						numasched_cgroup_dirs->background),
 				 errdetail("Its cpu.idle is 1: they run where normal processes leave a CPU idle, and go back to normal by moving to %s.",
-						   numasched_cgroup_dirs.normal)));
+						   numasched_cgroup_dirs->normal)));
 		return;
 	}
+	pfree(dirs);
 	numasched_background_way = ns_autogroups_apply() ? PRIORITY_BY_AUTOGROUP : PRIORITY_BY_SCHED_IDLE;
 	if (numasched_background_way == PRIORITY_BY_AUTOGROUP)
 		ereport(LOG,
@@ -547,6 +560,14 @@ numasched_define_settings(void)
 							 "Logs every placement and move.",
 							 NULL, &numasched_log_placements, false,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	/* for the tests: a failure where one is possible, and what it leaves behind */
+	DefineCustomEnumVariable("numasched.inject_fault",
+							 "Fails this session's next decisions on purpose (testing only).",
+							 "out_of_memory: the room for a decision cannot be allocated; "
+							 "error_under_lock: an ERROR with numasched's lock held.",
+							 &numasched_inject_fault, FAULT_NONE, inject_fault_options,
+							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
 	if (process_shared_preload_libraries_in_progress)
 	{

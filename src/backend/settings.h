@@ -35,6 +35,15 @@ extern char *numasched_cpu_groups;
 extern int	numasched_spill;
 extern int	numasched_cpu_priority;
 extern bool numasched_log_placements;
+
+/* numasched.inject_fault: failures on purpose, for the tests */
+typedef enum numasched_fault
+{
+	FAULT_NONE,
+	FAULT_OUT_OF_MEMORY,		/* making room for decisions, before the lock */
+	FAULT_ERROR_UNDER_LOCK		/* an ERROR with the lock held */
+} numasched_fault;
+extern int	numasched_inject_fault;
 extern int	numasched_shared_memory;
 extern char *numasched_interleave_nodes_list;
 
@@ -121,7 +130,7 @@ typedef enum numasched_priority_way
 extern numasched_priority_way numasched_background_way;
 
 /* with PRIORITY_BY_CGROUP: the cgroups of normal and background processes */
-extern ns_cgroup_dirs numasched_cgroup_dirs;
+extern ns_cgroup_dirs *numasched_cgroup_dirs;
 
 /* Decides it, and says at LOG what it means here. */
 extern void numasched_probe_priority(void);

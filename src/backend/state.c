@@ -79,7 +79,8 @@ layout(char *base)
 	PLACE(numasched_running, numasched_group_running, ng);
 	PLACE(numasched_slots, numasched_slot, numasched_slot_count());
 	PLACE(occupied, uint64, numasched_slot_count() / 64 + 1);
-	PLACE(numasched_classes, numasched_class, NUMASCHED_MAX_CLASSES);
+	/* a class has a slot at least: the table never fills */
+	PLACE(numasched_classes, numasched_class, numasched_slot_count());
 #undef PLACE
 	return size;
 }
@@ -158,6 +159,7 @@ numasched_shmem_attach(void)
 		numasched_state->max_groups = max_groups();
 		numasched_state->nnodes = node_count();
 		numasched_state->nslots = numasched_slot_count();
+		numasched_state->nclasses = numasched_slot_count();
 		for (int i = 0; i < NUMASCHED_NSTATS; i++)
 			pg_atomic_init_u64(&numasched_state->stats[i], 0);
 		pg_atomic_init_u64(&numasched_state->last_pass, 0);
@@ -171,6 +173,7 @@ numasched_shmem_attach(void)
 			numasched_slots[i].lent_group = -1;
 			numasched_slots[i].visit_group = -1;
 			numasched_slots[i].aside = false;
+			pg_atomic_init_u32(&numasched_slots[i].in_flight, 0);
 		}
 		for (int g = 0; g < numasched_state->max_groups; g++)
 		{
@@ -209,6 +212,16 @@ numasched_mark_slot(const numasched_slot *slot, bool occupied_now)
 		occupied[i / 64] |= UINT64CONST(1) << (i % 64);
 	else
 		occupied[i / 64] &= ~(UINT64CONST(1) << (i % 64));
+}
+
+int
+numasched_occupied_slots(void)
+{
+	int			n = 0;
+
+	for (int w = 0; w <= numasched_state->nslots / 64; w++)
+		n += pg_popcount64(occupied[w]);
+	return n;
 }
 
 int

@@ -31,10 +31,10 @@ typedef enum numasched_kind
  * A workload class: the values of numasched.nodes, numasched.cpu_groups and
  * numasched.spill its sessions were placed with, and what they mean in the
  * groups in force.  The scheduler cannot read another process's settings, so
- * the constraints live here, shared by the slots that name the class.
+ * the constraints live here, shared by the slots that name the class.  There
+ * are as many entries as slots, so that no role's sessions can take every
+ * entry and leave another's without its class.
  */
-#define NUMASCHED_MAX_CLASSES 64
-
 typedef struct numasched_class
 {
 	int			refs;			/* slots in it; 0: free */
@@ -68,9 +68,13 @@ typedef struct numasched_slot
 	bool		autogroup_pending;	/* its autogroup's nice is still to be set */
 	bool		raised;			/* normal for now: it holds a lock normal work waits for */
 	bool		aside;			/* runs on the CPUs set aside (inversion.c) */
-	/* decisions of what the kernel has for it, in order (binding.c) */
+	/* decisions of what the kernel has for it, in order, and who made the last (binding.c) */
 	uint32		cpus_seq;
 	uint32		tier_seq;
+	pid_t		cpus_decider;
+	pid_t		tier_decider;
+	/* tellings decided for it and not yet answered: it waits for them to leave */
+	pg_atomic_uint32 in_flight;
 	ns_cpuset	told;			/* the CPUs last decided for it */
 } numasched_slot;
 
@@ -138,6 +142,8 @@ typedef struct numasched_shared
 	int			max_groups;
 	int			nnodes;
 	int			nslots;
+	int			nclasses;
+	int			classes_used;	/* entries with a slot in them */
 	pg_atomic_uint64 stats[NUMASCHED_NSTATS];
 	TimestampTz stats_reset;
 	pg_atomic_uint64 last_pass; /* TimestampTz: end of the scheduler's last pass */
@@ -191,6 +197,8 @@ extern Size numasched_shmem_size(void);
  */
 extern int	numasched_next_slot(int i);
 extern int	numasched_slot_count(void);
+/* How many are occupied now (unlocked: a hint). */
+extern int	numasched_occupied_slots(void);
 
 /* Attaches to the shared state; false when it was created just now. */
 extern bool numasched_shmem_attach(void);

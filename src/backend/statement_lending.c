@@ -148,7 +148,7 @@ visit(numasched_slot *slot, int home, int to)
 	int			visit = -1;
 	bool		bound;
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide(2);
 	/* a move, regroup or reload since the counts were read: stay */
 	if (slot->pid == MyProcPid && slot->group == home && slot->bound && to < numasched_state->ngroups &&
 		!numasched_companion_in_force())
@@ -237,7 +237,8 @@ numasched_statement_start(const void *statement)
 static pg_noinline void
 end_visit(numasched_slot *slot)
 {
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	/* in the commit callback, where an ERROR is a PANIC: one decision, in the room there always is */
+	numasched_lock_to_decide(0);
 	if (slot->pid == MyProcPid && slot->visit_group >= 0)
 	{
 		ns_cpuset	cpus;

@@ -101,11 +101,21 @@ split_node(ns_plan *plan, int node_index, int count)
 {
 	const ns_topology *topo = plan->topo;
 	const ns_node *node = &topo->nodes[node_index];
-	int		   *unit_of_cpu = malloc(NS_MAX_CPUS * sizeof(int));
-	int		   *unit_of_leader = malloc(NS_MAX_CPUS * sizeof(int));
+	int			ids = 1;
+	int		   *unit_of_cpu;
+	int		   *unit_of_leader;
 	int			nunits = 0;
 	int			cpu;
 
+	/*
+	 * Indexed by CPU number up to the node's last (a core's leader is its
+	 * lowest CPU): every session that sets a class builds a plan, and arrays
+	 * for NS_MAX_CPUS would be 64 kB of its memory written for nothing.
+	 */
+	NS_CPUSET_FOREACH(cpu, &node->cpus)
+		ids = cpu + 1;
+	unit_of_cpu = malloc(ids * sizeof(int));
+	unit_of_leader = malloc(ids * sizeof(int));
 	if (unit_of_cpu == NULL || unit_of_leader == NULL)
 	{
 		free(unit_of_cpu);
@@ -118,12 +128,14 @@ split_node(ns_plan *plan, int node_index, int count)
 	 * CPU order.  The key is looked up per node, so a sibling list that
 	 * (wrongly) spans nodes still gives every CPU exactly one group.
 	 */
-	for (int i = 0; i < NS_MAX_CPUS; i++)
+	for (int i = 0; i < ids; i++)
 		unit_of_leader[i] = -1;
 	NS_CPUSET_FOREACH(cpu, &node->cpus)
 	{
 		int			lead = topo->core_leader[cpu];
 
+		if (lead < 0 || lead >= ids)
+			lead = cpu;			/* a sibling list without the CPU itself: a core of its own */
 		if (unit_of_leader[lead] < 0)
 			unit_of_leader[lead] = nunits++;
 		unit_of_cpu[cpu] = unit_of_leader[lead];

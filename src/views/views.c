@@ -75,17 +75,19 @@ static void
 copy_plan(plan_copy *copy)
 {
 	int			nn = numasched_machine->nnodes;
+	int			max_groups = Max(numasched_state->max_groups, 1);
 	const ns_plan *plan;
 
-	LWLockAcquire(numasched_state->lock, LW_SHARED);
-	plan = numasched_shared_plan();
-	copy->ngroups = plan->ngroups;
-	copy->groups = palloc(Max(plan->ngroups, 1) * sizeof(ns_group));
+	/* room for the most groups first: nothing that can fail under the lock */
+	copy->groups = palloc(max_groups * sizeof(ns_group));
 	copy->node_first_group = palloc(nn * sizeof(int));
 	copy->node_ngroups = palloc(nn * sizeof(int));
 	copy->node_nsteal = palloc(nn * sizeof(int));
 	copy->steal = palloc(nn * nn * sizeof(int));
-	copy->group_load = palloc(Max(plan->ngroups, 1) * sizeof(uint32));
+	copy->group_load = palloc(max_groups * sizeof(uint32));
+	LWLockAcquire(numasched_state->lock, LW_SHARED);
+	plan = numasched_shared_plan();
+	copy->ngroups = plan->ngroups;
 	memcpy(copy->groups, plan->groups, plan->ngroups * sizeof(ns_group));
 	memcpy(copy->node_first_group, plan->node_first_group, nn * sizeof(int));
 	memcpy(copy->node_ngroups, plan->node_ngroups, nn * sizeof(int));
@@ -163,37 +165,82 @@ numasched_distances(PG_FUNCTION_ARGS)
 }
 
 /*
- * A copy of the used slots, and of the workload classes if asked, with the
- * CPUs the kernel was told for each (its group's and those lent to it) in
- * kernel_cpus if asked.
+ * What a view shows of a placed process: its slot, and if asked its class
+ * (the groups it is placed in, whether it may leave them) and the CPUs the
+ * kernel was told for it (its group's and those lent to it).
  */
-static numasched_slot *
-copy_slots(int *count, numasched_class **classes, ns_cpuset **kernel_cpus)
+typedef struct slot_copy
 {
-	numasched_slot *copy = palloc(numasched_state->nslots * sizeof(numasched_slot));
+	numasched_slot slot;
+	bool		has_class;
+	bool		spill_never;
+	ns_cpuset	class_home;
+	ns_cpuset	kernel_cpus;
+} slot_copy;
+
+/*
+ * Copies the occupied slots into "copy" (room for "room"), lock held
+ * shared: nothing here can fail, and the copies are made one by one.  The
+ * number of occupied slots, which may be more than "room".
+ */
+static int
+copy_slots_locked(slot_copy *copy, int room, bool details)
+{
 	int			n = 0;
 
-	if (classes)
-		*classes = palloc(NUMASCHED_MAX_CLASSES * sizeof(numasched_class));
-	if (kernel_cpus)
-		*kernel_cpus = palloc(numasched_state->nslots * sizeof(ns_cpuset));
-	LWLockAcquire(numasched_state->lock, LW_SHARED);
-	for (int i = 0; i < numasched_state->nslots; i++)
-		if (numasched_slots[i].pid != 0)
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		const numasched_slot *slot = &numasched_slots[i];
+		slot_copy  *c = &copy[n];
+
+		if (slot->pid == 0)
+			continue;
+		if (n++ >= room)
+			continue;			/* counted: the caller makes room and copies again */
+		c->slot = *slot;
+		/* the copy's cpus: what it has with nothing lent, to tell what is */
+		if (slot->group >= 0 && slot->group < numasched_state->ngroups)
+			numasched_group_cpus_for(slot, slot->group, &c->slot.cpus);
+		if (!details)
+			continue;
+		numasched_slot_kernel_cpus(slot, &c->kernel_cpus);
+		c->has_class = slot->class_id >= 0;
+		if (c->has_class)
 		{
-			if (kernel_cpus)
-				numasched_slot_kernel_cpus(&numasched_slots[i], &(*kernel_cpus)[n]);
-			copy[n] = numasched_slots[i];
-			/* the copy's cpus: what it has with nothing lent, to tell what is */
-			if (copy[n].group >= 0 && copy[n].group < numasched_state->ngroups)
-				numasched_group_cpus_for(&numasched_slots[i], copy[n].group, &copy[n].cpus);
-			n++;
+			c->spill_never = numasched_classes[slot->class_id].spill_never;
+			c->class_home = numasched_classes[slot->class_id].home;
 		}
-	if (classes)
-		memcpy(*classes, numasched_classes, NUMASCHED_MAX_CLASSES * sizeof(numasched_class));
-	LWLockRelease(numasched_state->lock);
-	*count = n;
-	return copy;
+	}
+	return n;
+}
+
+/*
+ * A copy of the occupied slots, with their classes and the CPUs the kernel
+ * was told if "details".  Room for them is made before the lock is taken, by
+ * how many there were a moment ago, and made again if more came meanwhile:
+ * a view never allocates under the lock, and never for every PGPROC.
+ */
+static slot_copy *
+copy_slots(int *count, bool details)
+{
+	int			room = numasched_occupied_slots() + 16;
+
+	for (;;)
+	{
+		slot_copy  *copy = palloc(Max(room, 1) * sizeof(slot_copy));
+		int			n;
+
+		LWLockAcquire(numasched_state->lock, LW_SHARED);
+		n = copy_slots_locked(copy, room, details);
+		LWLockRelease(numasched_state->lock);
+		if (n <= room)
+		{
+			*count = n;
+			return copy;
+		}
+		pfree(copy);
+		room = n + 16;
+	}
 }
 
 Datum
@@ -201,7 +248,7 @@ numasched_groups(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	plan_copy	plan;
-	numasched_slot *slots;
+	slot_copy  *slots;
 	int			nslots;
 	int		   *processes;
 
@@ -215,11 +262,11 @@ numasched_groups(PG_FUNCTION_ARGS)
 	if (!machine_known())
 		PG_RETURN_VOID();
 	copy_plan(&plan);
-	slots = copy_slots(&nslots, NULL, NULL);
+	slots = copy_slots(&nslots, false);
 	processes = palloc0(Max(plan.ngroups, 1) * sizeof(int));
 	for (int i = 0; i < nslots; i++)
-		if (slots[i].group >= 0 && slots[i].group < plan.ngroups)
-			processes[slots[i].group]++;
+		if (slots[i].slot.group >= 0 && slots[i].slot.group < plan.ngroups)
+			processes[slots[i].slot.group]++;
 	for (int g = 0; g < plan.ngroups; g++)
 	{
 		Datum		values[7];
@@ -263,9 +310,7 @@ Datum
 numasched_processes(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	numasched_slot *slots;
-	numasched_class *classes;
-	ns_cpuset  *kernel_cpus;
+	slot_copy  *slots;
 	int			nslots;
 	ns_cpuset	every_group;
 	bool		companion;
@@ -273,7 +318,7 @@ numasched_processes(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
-	slots = copy_slots(&nslots, &classes, &kernel_cpus);
+	slots = copy_slots(&nslots, true);
 	/* the kernel's answer: the sched_ext scheduler loaded now */
 	companion = ns_companion_loaded("/sys");
 	ns_cpuset_zero(&every_group);
@@ -281,8 +326,8 @@ numasched_processes(PG_FUNCTION_ARGS)
 		ns_cpuset_set(&every_group, g);
 	for (int i = 0; i < nslots; i++)
 	{
-		numasched_slot *slot = &slots[i];
-		numasched_class *class = slot->class_id >= 0 ? &classes[slot->class_id] : NULL;
+		numasched_slot *slot = &slots[i].slot;
+		ns_cpuset  *kernel_cpus = &slots[i].kernel_cpus;
 		Datum		values[15];
 		bool		nulls[15] = {0};
 		int			background;
@@ -302,13 +347,13 @@ numasched_processes(PG_FUNCTION_ARGS)
 		values[3] = Int32GetDatum(numasched_machine->nodes[slot->node].id);
 		values[4] = Int32GetDatum(slot->group);
 		nulls[4] = slot->group < 0;
-		values[5] = PointerGetDatum(cpus_text(&kernel_cpus[i]));
+		values[5] = PointerGetDatum(cpus_text(kernel_cpus));
 		values[6] = BoolGetDatum(slot->bound);
 		values[7] = TimestampTzGetDatum(slot->placed_at);
 		values[8] = Int64GetDatum(slot->moves);
 		/* its class: the groups it is placed in, and whether it may leave them */
-		values[9] = PointerGetDatum(cpus_text(class ? &class->home : &every_group));
-		values[10] = PointerGetDatum(cstring_to_text(class && class->spill_never ? "never" : "nearest"));
+		values[9] = PointerGetDatum(cpus_text(slots[i].has_class ? &slots[i].class_home : &every_group));
+		values[10] = PointerGetDatum(cstring_to_text(slots[i].has_class && slots[i].spill_never ? "never" : "nearest"));
 		/* the CPU it used recently, as the scheduler measured it */
 		values[11] = Float8GetDatum((double) slot->weight / NS_CPU_LOAD);
 		/* who picks its CPU at each wakeup: the kernel within its mask, or the companion */
@@ -317,11 +362,11 @@ numasched_processes(PG_FUNCTION_ARGS)
 		nulls[14] = sched_ext < 0;
 		/* the CPUs of another group it may use now, lent for a burst */
 		if (slot->background || (sched_ext == 1 && companion) ||
-			ns_cpuset_equal(&kernel_cpus[i], &slot->cpus))
+			ns_cpuset_equal(kernel_cpus, &slot->cpus))
 			nulls[12] = true;
 		else
 		{
-			ns_cpuset	lent = kernel_cpus[i];
+			ns_cpuset	lent = *kernel_cpus;
 
 			for (int cpu = ns_cpuset_next(&slot->cpus, 0); cpu >= 0; cpu = ns_cpuset_next(&slot->cpus, cpu + 1))
 				ns_cpuset_clear(&lent, cpu);
@@ -532,7 +577,7 @@ Datum
 numasched_locality(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	numasched_slot *slots;
+	slot_copy  *slots;
 	int			nslots;
 	Size		page_kb = sysconf(_SC_PAGESIZE) / 1024;
 	uint64	   *kb = palloc(NS_MAX_NODES * sizeof(uint64));
@@ -540,10 +585,10 @@ numasched_locality(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (!machine_known())
 		PG_RETURN_VOID();
-	slots = copy_slots(&nslots, NULL, NULL);
+	slots = copy_slots(&nslots, false);
 	for (int i = 0; i < nslots; i++)
 	{
-		numasched_slot *slot = &slots[i];
+		numasched_slot *slot = &slots[i].slot;
 		int			node_id = numasched_machine->nodes[slot->node].id;
 		Datum		values[6];
 		bool		nulls[6] = {0};

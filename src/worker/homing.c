@@ -242,7 +242,7 @@ numasched_homing_tick(bool *away_seen)
 	if (n == 0)
 		return NUMASCHED_HOMING_LOOK_MS;
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	*away_seen = away_last_look = forget_changed_locked(n) > 0;
 	if (*away_seen && ns_choose_homecomings(&idle, n, away, to_cpu) > 0)
 		brought = bring_home_locked(n);

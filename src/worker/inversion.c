@@ -143,7 +143,7 @@ numasched_inversion_tick(void)
 static void
 retry_pending(void)
 {
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];
@@ -226,7 +226,7 @@ raise_blockers(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	/* raising first: with the kernel's rate limit, what helps a waiter now comes first */
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
@@ -249,7 +249,7 @@ raise_blockers(void)
 	/* told, and what the kernel would not raise is not raised in the books */
 	numasched_release();
 
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
 	{
 		numasched_slot *slot = &numasched_slots[i];

@@ -202,7 +202,7 @@ numasched_lend_start(void)
 void
 numasched_end_lending(void)
 {
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	for (int g = 0; g < numasched_state->ngroups; g++)
 	{
 		group_changed[g] = numasched_group_lender[g] >= 0;
@@ -224,7 +224,7 @@ numasched_end_lending(void)
 static void
 apply_changes(int n)
 {
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	if (numasched_state->generation != lending_generation)
 	{
 		/* a regroup ended all lending (regroup.c) */

@@ -323,7 +323,7 @@ rebind_after_regroup(bool reloaded)
 
 	if (!reloaded && bound_generation == numasched_state->generation)
 		return;					/* an unlocked peek: checked again below */
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	numasched_sync_plan();
 	n = rebind_after_regroup_locked();
 	numasched_release();
@@ -365,7 +365,7 @@ rebalance_pass(void)
 	}
 
 	numasched_settings(&settings);
-	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	numasched_lock_to_decide_for_all();
 	numasched_sync_plan();
 	plan = numasched_shared_plan();
 	nnode_moves = rebind_after_regroup_locked();

@@ -71,7 +71,7 @@ numasched_shmem_startup(void)
 	/* new: the plan of the settings at server start */
 	if (!numasched_shmem_attach())
 	{
-		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+		numasched_lock_to_decide(0);
 		numasched_sync_plan();
 		numasched_release();
 	}
