@@ -574,10 +574,17 @@ numasched_release(void)
 }
 
 void
-numasched_abandon_tellings_locked(void)
+numasched_abandon_tellings(int code, Datum arg)
 {
-	if (!told_already)
-		drop_untold_locked(0);
+	/* an ERROR with the lock held ends here with it held in a worker, or would */
+	if (LWLockHeldByMe(numasched_state->lock))
+		LWLockRelease(numasched_state->lock);
+	if (told_already || ntellings == 0)
+		return;
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
+	drop_untold_locked(0);
+	told_already = true;
+	LWLockRelease(numasched_state->lock);
 }
 
 void

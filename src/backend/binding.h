@@ -66,7 +66,11 @@ extern void numasched_release(void);
  */
 extern void numasched_wait_for_tellings(const numasched_slot *slot);
 
-/* This process's tellings not yet told are given up (it exits); lock held. */
-extern void numasched_abandon_tellings_locked(void);
+/*
+ * At exit (a before_shmem_exit callback): the tellings of this process not
+ * yet told, which an ERROR left, are given up, so that no process waits for
+ * them; the lock is released first if an ERROR left it held.
+ */
+extern void numasched_abandon_tellings(int code, Datum arg);
 
 #endif							/* NUMASCHED_BACKEND_BINDING_H */

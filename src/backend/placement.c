@@ -58,23 +58,16 @@ numasched_forget_slot_locked(numasched_slot *slot)
 }
 
 /*
- * At exit: its slot given back, and its pid told nothing more.  An ERROR
- * while it held the lock reaches here with the lock still held in a
- * parallel or background worker (nothing released it before the callbacks
- * of exit run), and its decisions not yet told are given up.
+ * At exit: its decisions an ERROR left untold given up, its slot given
+ * back, and its pid told nothing more.
  */
 static void
 release_own_slot(int code, Datum arg)
 {
 	numasched_slot *slot = &numasched_slots[numasched_procno(MyProc)];
 
-	if (!LWLockHeldByMeInMode(numasched_state->lock, LW_EXCLUSIVE))
-	{
-		if (LWLockHeldByMe(numasched_state->lock))
-			LWLockRelease(numasched_state->lock);
-		LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
-	}
-	numasched_abandon_tellings_locked();
+	numasched_abandon_tellings(code, arg);
+	LWLockAcquire(numasched_state->lock, LW_EXCLUSIVE);
 	if (slot->pid == MyProcPid)
 		numasched_forget_slot_locked(slot);
 	LWLockRelease(numasched_state->lock);

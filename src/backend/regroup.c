@@ -54,6 +54,7 @@ numasched_sync_plan(void)
 	 * started under another cpuset), so a plan that cannot be built leaves
 	 * the groups as they are, or at server start makes one group per node.
 	 */
+	errno = 0;
 	plan = ns_plan_build(numasched_machine, groups_per_node, NULL, err, sizeof(err));
 	if (plan == NULL)
 	{
@@ -61,7 +62,9 @@ numasched_sync_plan(void)
 				 groups_per_node,
 				 numasched_state->configured ? "the CPU groups stay as they are" :
 				 "using one group per node", err);
-		numasched_state->failed_groups_per_node = groups_per_node;
+		/* a value that does not fit is not tried again; out of memory, it is next time */
+		if (errno != ENOMEM)
+			numasched_state->failed_groups_per_node = groups_per_node;
 		if (numasched_state->configured)
 			return true;
 		groups_per_node = 1;

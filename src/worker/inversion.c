@@ -40,6 +40,7 @@
 static bool *blocks_normal;		/* per slot, this tick */
 static pid_t *blocked_pid;		/* per slot: the process last seen blocking */
 static TimestampTz *blocked_at; /* and when */
+static pid_t *waited_last_tick;	/* per slot: the normal process seen waiting then */
 static MemoryContext guard_context = NULL;
 
 void
@@ -48,6 +49,7 @@ numasched_inversion_start(void)
 	blocks_normal = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(bool));
 	blocked_pid = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(pid_t));
 	blocked_at = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(TimestampTz));
+	waited_last_tick = MemoryContextAllocZero(TopMemoryContext, numasched_state->nslots * sizeof(pid_t));
 	guard_context = AllocSetContextCreate(TopMemoryContext, "numasched inversion guard",
 										  ALLOCSET_SMALL_SIZES);
 }
@@ -116,11 +118,18 @@ numasched_inversion_tick(void)
 	 * Normal processes in a heavyweight lock's queue: whom do they wait for,
 	 * and whom do those wait for if they wait themselves (a row's second
 	 * waiter queues on the tuple lock of the first, which waits for the
-	 * holder's transaction)?  One look at the lock table, only when one
-	 * waits.
+	 * holder's transaction)?  One look at the lock table, which holds all
+	 * its partitions at once: only when a process was seen waiting on two
+	 * ticks in a row, not for the short waits of busy OLTP.
 	 */
-	for (int i = numasched_next_slot(0); i >= 0 && !any_waiting; i = numasched_next_slot(i + 1))
-		any_waiting = numasched_slots[i].pid != 0 && !numasched_slots[i].background && waits_for_lock(i);
+	for (int i = numasched_next_slot(0); i >= 0; i = numasched_next_slot(i + 1))
+	{
+		pid_t		pid = numasched_slots[i].pid;
+		bool		waits = pid != 0 && !numasched_slots[i].background && waits_for_lock(i);
+
+		any_waiting |= waits && waited_last_tick[i] == pid;
+		waited_last_tick[i] = waits ? pid : 0;
+	}
 	if (any_waiting)
 	{
 		old = MemoryContextSwitchTo(guard_context);

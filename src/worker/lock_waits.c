@@ -6,8 +6,9 @@
  * pg_blocking_pids takes ProcArrayLock and all 16 lock-manager partition
  * locks for each process it is asked about, so asking it for each waiter of
  * a pile-up (50 sessions queued on one row) every 100 ms would hold up the
- * lock manager exactly when it is busiest.  GetLockStatusData takes each
- * partition lock once, and the rest is worked out here from its copy: a
+ * lock manager exactly when it is busiest.  GetLockStatusData takes the 16
+ * partition locks once (all at once, shared, for a consistent copy), and
+ * the rest is worked out here from its copy: a
  * holder blocks a waiter when it holds, on the same lock, a mode that
  * conflicts with the one asked for, and is not of the waiter's lock group.
  * A waiter queued behind another waiter for a mode that conflicts (a "soft"

@@ -127,6 +127,7 @@ place_lock_group_members(void)
 	{
 		PGPROC	   *proc = &ProcGlobal->allProcs[i];
 		PGPROC	   *leader = proc->lockGroupLeader;
+		const numasched_slot *leader_slot;
 
 		/*
 		 * Unlocked peeks; numasched_place checks the slot again under its
@@ -136,6 +137,15 @@ place_lock_group_members(void)
 		if (proc->pid == 0 || leader == NULL || leader == proc ||
 			numasched_slots[i].pid == proc->pid ||
 			BackendPidGetProc(proc->pid) != proc)
+			continue;
+
+		/*
+		 * Nor one whose leader numasched does not place (numasched.enabled
+		 * off for its role, a walsender): its placement would take the lock
+		 * every tick only to find that.
+		 */
+		leader_slot = &numasched_slots[numasched_procno(leader)];
+		if (leader_slot->pid != leader->pid || leader_slot->group < 0)
 			continue;
 
 		/*
@@ -226,6 +236,9 @@ finish_node_moves(int n)
 		node_move  *m = &node_moves[i];
 
 		CHECK_FOR_INTERRUPTS();
+		/* a shutdown does not wait for the memory of the moves left */
+		if (ShutdownRequestPending)
+			break;
 		if (numasched_log_placements)
 			ereport(LOG, (errmsg("numasched moved process %d from node %d to node %d",
 								 (int) m->pid, numasched_machine->nodes[m->from_node].id,
@@ -466,6 +479,8 @@ numasched_scheduler_main(Datum arg)
 	procs = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(ns_proc));
 	proc_slot = MemoryContextAlloc(TopMemoryContext, numasched_state->nslots * sizeof(int));
 	find_bgworker_procs();
+	/* an ERROR ends the worker: no process waits for what it left untold */
+	before_shmem_exit(numasched_abandon_tellings, 0);
 	seen_unplaced = MemoryContextAllocZero(TopMemoryContext, ProcGlobal->allProcCount * sizeof(pid_t));
 	/* a regroup may have happened while no scheduler ran */
 	bound_generation = numasched_state->generation - 1;
