@@ -4,7 +4,7 @@
 # second; afterwards numasched's books match the kernel (a new session's CPUs
 # in /proc are those numasched_processes shows, and no slot is left behind),
 # and the scheduler's private memory has not grown with the churn.
-# CHURN_CONNECTIONS of them (2,500 by default: a login takes 15-20 ms of this
+# CHURN_CONNECTIONS of them (1,000 by default: a login takes 15-20 ms of this
 # machine's two CPUs with or without numasched, so 10,000 take 200 s, run by
 # hand with CHURN_CONNECTIONS=10000).
 use strict;
@@ -18,7 +18,7 @@ use lib 'test/t';
 use NumaschedTest;
 
 need_cpus(2);
-my $connections = $ENV{CHURN_CONNECTIONS} || 2_500;
+my $connections = $ENV{CHURN_CONNECTIONS} || 1_000;
 # 8 clients: 3 of each role with a class, 2 of the background role
 my %clients = (oltp => 3, reporting => 3, batch => 2);
 
