@@ -73,6 +73,8 @@ for my $max_connections (100, 10_000)
 max_connections = $max_connections
 numasched.groups_per_node = 2
 numasched.group_binding = strict
+# the masks read are the classes': no group lent the other's CPU meanwhile
+numasched.lend_idle_cpus = off
 });
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE ROLE placed SUPERUSER LOGIN; CREATE ROLE unplaced SUPERUSER LOGIN');
