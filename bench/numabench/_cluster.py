@@ -16,8 +16,8 @@ def pg_dirs(pg_config):
                              check=True).stdout.split("\n")
     except (OSError, subprocess.CalledProcessError):
         if pg_config == "pg_config":
-            raise UsageError("pg_config not found: install postgresql-server-dev-15 (bash test/deps.sh "
-                             "bench) or name one with --pg-config")
+            raise UsageError("pg_config not found: install the suite's postgresql-server-dev-NN (bash "
+                             "test/deps.sh bench) or name one with --pg-config")
         raise UsageError("--pg-config %s does not run as pg_config" % pg_config)
     if len(out) < 2 or not out[0] or not out[1]:
         raise UsageError("%s --bindir --pkglibdir printed no directories" % pg_config)
