@@ -526,7 +526,6 @@ tell_round(int from, int end)
 			continue;
 		/* by another process, which may have told the kernel before we did */
 		retell_locked(slot, t->kind);
-		t = NULL;				/* the array may have moved */
 	}
 	LWLockRelease(numasched_state->lock);
 }
