@@ -54,9 +54,14 @@ def parse_config(text):
 
 
 def git_commit():
-    r = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
+    """The checkout's commit, or None: a tree from a tarball, or a machine without git (Debian's
+    minimal installs have none), measures all the same."""
+    try:
+        r = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return None
     return (r.stdout.strip() + ("-dirty" if dirty else "")) if r.returncode == 0 else None
 
 

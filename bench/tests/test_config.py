@@ -16,6 +16,23 @@ from numabench import _runner as runner
 from numabench import _workloads as workloads
 
 
+class GitCommit(unittest.TestCase):
+    def test_without_git(self):
+        # a minimal Debian has no git: the run records no commit instead of failing
+        saved = os.environ.get("PATH")
+        os.environ["PATH"] = tempfile.mkdtemp()
+        try:
+            self.assertIsNone(config.git_commit())
+        finally:
+            os.rmdir(os.environ["PATH"])
+            os.environ["PATH"] = saved
+
+    def test_in_the_checkout(self):
+        if not os.path.isdir(os.path.join(config.TOP, ".git")):
+            self.skipTest("not a git checkout")
+        self.assertRegex(config.git_commit() or "", r"^[0-9a-f]{7,}(-dirty)?$")
+
+
 class Configurations(unittest.TestCase):
     def test_builtins(self):
         self.assertEqual(config.parse_config("baseline")[1], {"shared_preload_libraries": "''"})
