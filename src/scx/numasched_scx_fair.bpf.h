@@ -17,6 +17,7 @@ struct task_ctx
 	u64			queued_at;		/* when background work was queued; 0 once it ran */
 	u64			group;			/* the task group its weight counts in while runnable; 0 if none */
 	s64			weight;			/* the weight it added there, in shares */
+	u32			vnode;			/* the node whose virtual clock vtime counts on: its last queue's */
 	bool		idle_cpu;		/* placed on an idle CPU, past every queue */
 };
 
@@ -160,8 +161,34 @@ vtime_with_run(const struct task_ctx *tctx, u64 now)
 }
 
 /*
- * The virtual time a task is queued at: its own, but no more than a slice
- * behind the most advanced (what sleeping earns is bounded)
+ * A task's virtual time on a node's clock.  Each node's clock moves at its
+ * own pace (a node that runs mostly background work barely moves), so a
+ * task counted on another node's carries its lag there, at most a slice
+ * either way, as the kernel carries a task's lag to a runqueue it migrates
+ * to.  Carried as it was, a time a minute ahead of this node's clock would
+ * wait behind every task queued here: the companion's own loader, woken
+ * into the other node's queue, waited 29 s and the kernel's watchdog
+ * unloaded the scheduler.
+ */
+static u64
+vtime_on(const struct task_ctx *tctx, u32 node)
+{
+	s64			lag;
+
+	if (tctx->vnode == node)
+		return tctx->vtime;
+	lag = (s64) (tctx->vtime - vtime_now[NODE_INDEX(tctx->vnode)]);
+	if (lag > (s64) slice_ns)
+		lag = (s64) slice_ns;
+	if (lag < -(s64) slice_ns)
+		lag = -(s64) slice_ns;
+	return vtime_now[NODE_INDEX(node)] + lag;
+}
+
+/*
+ * The virtual time a task is queued at on a node: its own on that node's
+ * clock, but no more than a slice behind the most advanced (what sleeping
+ * earns is bounded)
  */
 static u64
 queued_vtime(struct task_ctx *tctx, u32 node)
@@ -169,6 +196,8 @@ queued_vtime(struct task_ctx *tctx, u32 node)
 	u64			now = vtime_now[NODE_INDEX(node)];
 	u64			floor = now > slice_ns ? now - slice_ns : 0;
 
+	tctx->vtime = vtime_on(tctx, node);
+	tctx->vnode = node;
 	if (tctx->vtime < floor)
 		tctx->vtime = floor;
 	return tctx->vtime;
@@ -230,7 +259,8 @@ goes_on(struct task_struct *prev, u32 node, u64 now)
 	if (!bpf_iter_scx_dsq_new(&it, node, 0))
 		first = bpf_iter_scx_dsq_next(&it);
 	if (first && tctx && tctx->started_at)
-		behind = (s64) (vtime_with_run(tctx, now) - BPF_CORE_READ(first, scx.dsq_vtime)) < 0;
+		behind = (s64) (vtime_with_run(tctx, now) - tctx->vtime + vtime_on(tctx, node) -
+						BPF_CORE_READ(first, scx.dsq_vtime)) < 0;
 	bpf_iter_scx_dsq_destroy(&it);
 	return behind;
 }

@@ -230,13 +230,14 @@ my $c = counters();
 my $elapsed = time() - $started;
 kill 'KILL', @tasks;
 waitpid($_, 0) for @tasks;
+# the loader's whole log: the kernel's dump names the task that waited
 is(sched_ext_ops(), 'numasched', '300 background tasks beside busy normal ones: still loaded')
-  or diag(grep { /unloaded|kernel/ } split /\n/, slurp_file($ENV{COMPANION_LOG}));
+  or diag(slurp_file($ENV{COMPANION_LOG}));
 # the bound: background_wait_ms, or, with more tasks per node than that leaves
 # room for, a turn each in order of their wait: as long as the node takes to
 # serve as many background tasks as wait there, at the rate it served them
-# ahead of normal work (each CPU every fifth time it looks for work: a fifth
-# of a busy node at most)
+# ahead of normal work (by time, a fifth of a busy CPU, half while they are
+# past their bound)
 my $per_node = 300 / @nodes;
 my $due_per_node = (($c->{due} // 0) - $due_before) / $elapsed / @nodes;
 my $bound = 100 + 1000 * $per_node / max($due_per_node, 0.001);
@@ -249,7 +250,7 @@ ok(defined $c->{longest} && $c->{longest} <= 1.5 * $bound,
 # a slice's end comes late, the later the slower the host
 my $looked = ($c->{looked} // 0) - $looked_before;
 cmp_ok((($c->{due} // 0) - $due_before) / max($looked, 1), '>=', 1 / 15,
-	sprintf('the CPUs served background work at its bound at least once in 15 looks for work (a fifth by design; %d in %d)',
+	sprintf('the CPUs served background work at its bound at least once in 15 looks for work (%d in %d)',
 		($c->{due} // 0) - $due_before, $looked));
 
 # --- a whole node taken offline under load, and back: the kernel unloads the
