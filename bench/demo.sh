@@ -13,4 +13,4 @@ set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$top/test/deps.sh" bench
-exec /usr/bin/python3 "$top/bench/numabench" demo
+exec /usr/bin/python3 "$top/bench/numabench" demo "$@"

@@ -2,14 +2,20 @@
 # Debian 13 (trixie), as a new user has it: a trixie root built from
 # Debian's registry (mmdebstrap, minbase; cached in /var/cache/numasched-
 # trixie like the VMs' kernels, the host's packages untouched), in which a
-# copy of the tree does what the README says, as root: "bash test/deps.sh"
-# installs trixie's PostgreSQL 17 and the tools, numasched is built and
-# installed, pg_regress and the TAP tests run against it as postgres; then
-# the Debian packages are built (dpkg-buildpackage), installed with apt-get,
-# and a cluster of trixie's postgresql-17 preloaded with numasched places a
+# copy of the tree does what the README says, as root: "bash test/deps.sh
+# build" installs trixie's PostgreSQL 17 headers and numasched is built and
+# installed; the README's first command runs in its short form ("bash
+# bench/demo.sh --short": the server, pgbench, numabench, every question
+# once); pg_regress runs against the build; then the Debian packages are
+# built (dpkg-buildpackage), installed with apt-get and their autopkgtests
+# run (pg_regress and every TAP test as postgres; the companion's package,
+# whose loader, on a kernel without sched_ext, says what it needs), and a
+# cluster of trixie's postgresql-17 preloaded with numasched places a
 # session, read back from /proc.  Run as root:
 #
 #     bash test/debian13.sh
+#     bash test/debian13.sh --prepare   # only download and make the base root
+#     bash test/debian13.sh --demo      # the README's first command, whole, in the root
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,6 +42,7 @@ if [ ! -f "$base/.ready" ]; then
 		fail "mmdebstrap could not make a trixie root"
 	touch "$base/.ready"
 fi
+[ "${1:-}" = --prepare ] && exit 0
 
 # This run's root: the base under an overlay, so that every run starts from
 # a fresh trixie; the package archive and the tree mounted in
@@ -65,23 +72,39 @@ git -C "$top" ls-files -z | tar -C "$top" --null -T - -cf - | tar -C "$root/src/
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 bash -c "$1"; }
 
 echo "-- trixie: $(in_root '. /etc/os-release; echo "$PRETTY_NAME"'), kernel $(uname -r) (the host's)"
+if [ "${1:-}" = --demo ]; then
+	echo "-- the README's first command, whole: bash bench/demo.sh"
+	in_root 'cd /src/numasched && bash bench/demo.sh'
+	exit
+fi
 echo "-- the README's way: bash test/deps.sh build, make, make install"
 in_root 'cd /src/numasched && bash test/deps.sh build && make -s && make -s install' >"$run/build.log" 2>&1 ||
 	{ tail -n 30 "$run/build.log"; fail "the build failed in the trixie root"; }
 in_root 'pg_config --version'
-echo "-- pg_regress and the TAP tests, as postgres"
+echo "-- the README's first command, short: bash bench/demo.sh --short"
+in_root 'cd /src/numasched && bash bench/demo.sh --short' >"$run/demo.log" 2>&1 ||
+	{ tail -n 30 "$run/demo.log"; fail "the demo failed in the trixie root"; }
+sed -n '/^question /,/^$/p' "$run/demo.log" | sed 's/^/   /'
+echo "-- pg_regress against the build, as postgres"
 in_root 'cd /src/numasched && bash test/deps.sh check' >"$run/deps.log" 2>&1 ||
 	{ tail -n 30 "$run/deps.log"; fail "test/deps.sh check failed in the trixie root"; }
 in_root 'chown -R postgres: /src/numasched && cd /src/numasched &&
-	runuser -u postgres -- make -s installcheck || { cat tmp_check/log/regress_log_* | grep -B2 -A6 "not ok"; exit 1; }' || fail "pg_regress or the TAP tests failed against trixie's PostgreSQL"
-echo "-- the Debian packages: dpkg-buildpackage, apt-get install, a cluster of postgresql-17 preloaded with numasched"
+	runuser -u postgres -- make -s installcheck TAP_TESTS= || { cat regression.diffs; exit 1; }' ||
+	fail "pg_regress failed against trixie's PostgreSQL"
+echo "-- the Debian packages: dpkg-buildpackage, apt-get install, their autopkgtests"
 # debian/control names the packages for bookworm's 15: pg_buildext makes it trixie's
 in_root 'cd /src/numasched && make -s clean && bash test/deps.sh package && pg_buildext updatecontrol &&
 	dpkg-buildpackage -b -us -uc' \
 	>"$run/package.log" 2>&1 || { tail -n 30 "$run/package.log"; fail "dpkg-buildpackage failed in the trixie root"; }
 ls "$root"/src/*.deb | sed 's|.*/|   |'
-in_root 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /src/postgresql-17-numasched_*.deb >/dev/null &&
-	dpkg -s postgresql-17-numasched | grep -E "^(Package|Version|Depends):"'
+in_root 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /src/postgresql-17-numasched_*.deb /src/numasched-scx_*.deb >/dev/null &&
+	dpkg -s postgresql-17-numasched numasched-scx | grep -E "^(Package|Version|Depends):"' ||
+	fail "apt-get install of the packages failed"
+in_root 'cd /src/numasched && debian/tests/installcheck' >"$run/installcheck.log" 2>&1 ||
+	{ grep -E "^(not ok|#   Failed test|# +(got|expected):|t/.*\.pl \.|Failed [0-9]+/)" "$run/installcheck.log" | head -n 80; fail "the autopkgtest installcheck failed on the installed postgresql-17-numasched"; }
+grep -E "^(All tests successful|Files=)" "$run/installcheck.log" | sed 's/^/   installcheck: /'
+in_root 'cd /src/numasched && debian/tests/scx' | sed 's/^/   /' ||
+	fail "the autopkgtest scx failed on the installed numasched-scx"
 in_root 'pg_createcluster 17 main >/dev/null &&
 	echo "shared_preload_libraries = '"'"'numasched'"'"'" >>/etc/postgresql/17/main/postgresql.conf &&
 	echo "numasched.groups_per_node = 2" >>/etc/postgresql/17/main/postgresql.conf &&
@@ -94,4 +117,4 @@ in_root 'pg_ctlcluster 17 main stop' || true
 IFS='|' read -r pid cpus kernel < <(tail -n 1 "$run/placed")
 echo "   session ${pid:-?}: numasched_processes.cpus ${cpus:-none}, Cpus_allowed_list in /proc ${kernel:-?}"
 [ -n "${cpus:-}" ] && [ "$cpus" = "$kernel" ] || fail "the session of the packaged numasched was not placed as the view says"
-echo "-- Debian 13: the README's way, pg_regress, the TAP tests and the packages pass with trixie's PostgreSQL 17"
+echo "-- Debian 13: the README's way, the demo's short form, pg_regress, the packages and their autopkgtests pass with trixie's PostgreSQL 17"

@@ -10,6 +10,7 @@
 #     bash test/deps.sh test     # bench + package + the test tools: TAP, fuzzers,
 #                                # the sched_ext companion's compiler and libbpf,
 #                                # PostgreSQL 17 to 19 (Debian's, unpacked), the qemu VMs
+#     bash test/deps.sh major    # print the major it would choose, install nothing
 #
 # At run time numasched needs only the PostgreSQL it was built for: it makes
 # the kernel's memory calls itself, without libnuma.  Installing the server
@@ -33,6 +34,10 @@ major=${PG_MAJOR:-$major}
 if [ -z "$major" ]; then
 	echo "deps.sh: Debian ${VERSION_CODENAME:-of no known suite} is neither 12 (bookworm) nor 13 (trixie): name the PostgreSQL major its apt sources carry, PG_MAJOR=NN bash test/deps.sh $purpose" >&2
 	exit 2
+fi
+if [ "$purpose" = major ]; then
+	echo "$major"
+	exit 0
 fi
 build=(
 	make gcc
@@ -63,6 +68,7 @@ test=(
 	unzip git                           # make dist and its check
 	qemu-system-x86 busybox-static cpio xz-utils # the multi-node VMs (test/vm/run.sh)
 	patchelf                            # PostgreSQL 17 to 19 run with their own glibc (test/pg_major.sh)
+	mmdebstrap                          # the trixie root (test/debian13.sh)
 	prometheus-postgres-exporter        # numasched's figures through it (test/t/015_exporter.pl)
 )
 case "$purpose" in
@@ -72,7 +78,7 @@ case "$purpose" in
 	check) packages=("${check[@]}") ;;
 	test) packages=("${test[@]}") ;;
 	*)
-		echo "deps.sh: the purpose is build, package, bench, check or test, not \"$purpose\"" >&2
+		echo "deps.sh: the purpose is build, package, bench, check, test or major, not \"$purpose\"" >&2
 		exit 2
 		;;
 esac

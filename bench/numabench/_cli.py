@@ -103,6 +103,9 @@ def build_parser():
     d = sub.add_parser("demo", help="build, install, and A/B baseline vs numasched (about 5 minutes)")
     d.add_argument("--pg-config", metavar="PATH", default="pg_config",
                    help="the PostgreSQL to build for and benchmark (default: the first pg_config on PATH)")
+    d.add_argument("--short", action="store_true",
+                   help="two rounds of 3 s per question: every step once, in about two minutes; "
+                        "too short for its verdicts (the test command runs it on Debian 13)")
     return p
 
 

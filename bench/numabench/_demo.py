@@ -147,12 +147,19 @@ def cmd_demo(args):
         "no sched_ext companion to measure (it needs a kernel with sched_ext, root and numasched-scx)"))
     answers, outs = [], []
 
-    doc, out = run(args, "oltp-ro", ["baseline", "numasched", "control=baseline"], 6, 8, ["--clients", "2"])
+    def rounds(n):
+        return 2 if args.short else n
+
+    def seconds(n):
+        return 3 if args.short else n
+
+    doc, out = run(args, "oltp-ro", ["baseline", "numasched", "control=baseline"], rounds(6), seconds(8),
+                   ["--clients", "2"])
     outs.append(out)
     answers.append(("does it cost me anything?", cost_answer(doc)))
 
     configs = ["baseline", "bg=" + BACKGROUND] + (["bg-scx=%s,bench.companion=on" % BACKGROUND] if scx else [])
-    doc, out = run(args, "two-roles", configs, 6, 12,
+    doc, out = run(args, "two-roles", configs, rounds(6), seconds(12),
                    ["--clients", "2", "--analytic-clients", "1", "--rate", "200", "--scale", "2"])
     outs.append(out)
     answers.append(("does it isolate OLTP from reporting here?", isolation_answer(doc, "bg")))
@@ -161,7 +168,7 @@ def cmd_demo(args):
 
     if nodes >= 2:
         configs = ["baseline", "numasched"] + (["scx=numasched,bench.companion=on"] if scx else [])
-        doc, out = run(args, "bursty", configs, 6, 10, ["--clients", "8"])
+        doc, out = run(args, "bursty", configs, rounds(6), seconds(10), ["--clients", "8"])
         outs.append(out)
         answers.append(("does locality improve here?", locality_answer(doc, "numasched")))
         if scx:
