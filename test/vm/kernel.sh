@@ -23,7 +23,7 @@ case "$suite" in
 		# the system's own suite: its apt
 		apt=(apt-get -o APT::Sandbox::User=root)
 		depends() { apt-cache depends "$1" 2>/dev/null; }
-		depends linux-image-amd64 | grep -q 'Depends: linux-image-' || apt-get update -qq
+		depends linux-image-amd64 | grep 'Depends: linux-image-' >/dev/null || apt-get update -qq
 		;;
 	sid)
 		. "$(dirname "${BASH_SOURCE[0]}")/../debian_suite.sh"
@@ -42,11 +42,14 @@ if [ -f "$dir/modules.order" ]; then
 fi
 
 # bookworm's linux-image holds the kernel and its modules; sid's splits them
-# into linux-binary (vmlinuz) and linux-modules
+# into linux-binary (vmlinuz) and linux-modules.  grep reads all of apt-cache's
+# lines: with -q it can exit while apt-cache still writes, which then dies of
+# SIGPIPE, and under pipefail the split went unseen ("no vmlinuz", in the
+# test command's prefetch on a fresh machine)
 unpacked=$(mktemp -d)
 trap 'rm -rf "$unpacked"' EXIT
 packages=("linux-image-$kver")
-depends "linux-image-$kver" | grep -q "Depends: linux-binary-$kver" &&
+depends "linux-image-$kver" | grep "Depends: linux-binary-$kver" >/dev/null &&
 	packages=("linux-binary-$kver" "linux-modules-$kver")
 (cd "$unpacked" && timeout 600 "${apt[@]}" download -qq "${packages[@]}") ||
 	fail "cannot download ${packages[*]} from Debian's $suite"
