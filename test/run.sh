@@ -64,7 +64,7 @@ if [ "$(id -u)" = 0 ]; then
 			[ "$other" = "$1" ] || { [ "$other" = 17 ] && [ "$1" = 15 ]; } || bash test/pg_major.sh "$other"
 		done' _ "$major"
 	prefetch_majors=$!
-	prefetch bash -c 'bash test/vm/kernel.sh && bash test/vm/kernel.sh sid && bash test/libbpf_sid.sh'
+	prefetch bash -c 'bash test/vm/kernel.sh; bash test/vm/kernel.sh sid; bash test/libbpf_sid.sh'
 	prefetch_vms=$!
 fi
 
