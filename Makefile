@@ -69,7 +69,8 @@ SCX_TARGET_ARCH := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/; s/pp
 
 # the scheduler: BPF bytecode (no build path in it), and the skeleton the loader embeds it with;
 # -mcpu=v3 for atomics that return the value they replaced (any kernel with sched_ext has them)
-src/scx/numasched_scx.bpf.o: src/scx/numasched_scx.bpf.c src/scx/numasched_scx_fair.bpf.h src/scx/scx_kernel.h
+src/scx/numasched_scx.bpf.o: src/scx/numasched_scx.bpf.c src/scx/numasched_scx_fair.bpf.h \
+	src/scx/numasched_scx_groups.bpf.h src/scx/numasched_scx_background.bpf.h src/scx/scx_kernel.h
 	$(SCX_CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(SCX_TARGET_ARCH) -I/usr/include/$(shell $(CC) -print-multiarch) \
 		-fdebug-prefix-map=$(CURDIR)=. -Wall -Werror -c $< -o $@
 

@@ -132,20 +132,6 @@ bool		running_background[MAX_CPUS];
 u64			running_vtime[MAX_CPUS];
 /* per node: a CPU that last started background work there (a hint to take back) */
 s32			background_hint[MAX_NODES];
-/*
- * per CPU, since it last served background work at its bound: the time
- * normal work ran, and the time that background work ran.  Background work
- * comes due again once normal work has had NORMAL_PER_DUE times as much (a
- * fifth of a busy CPU), or as much while the node's background work is past
- * its bound (half).
- */
-#define NORMAL_PER_DUE 4
-u64			normal_ns_since_due[MAX_CPUS];
-u64			background_ns_since_due[MAX_CPUS];
-/* per CPU: the background task it served at its bound has yet to stop */
-bool		due_running[MAX_CPUS];
-/* per node: when its background queue last had a task served, or began to wait */
-u64			background_served_at[MAX_NODES];
 /* per node: CPUs online at load */
 s64			node_online[MAX_NODES];
 
@@ -243,6 +229,7 @@ home_node(const struct task_struct *p)
 }
 
 #include "numasched_scx_fair.bpf.h"
+#include "numasched_scx_background.bpf.h"
 
 static void
 run_here(struct task_struct *p, u64 slice, bool background)
@@ -431,32 +418,6 @@ void		BPF_STRUCT_OPS(ns_enqueue, struct task_struct *p, u64 enq_flags)
 }
 
 static bool
-serve_background(u32 node, u64 now, enum ns_stat stat)
-{
-	if (!scx_bpf_dsq_move_to_local(BACKGROUND_DSQ + node))
-		return false;
-	count(stat);
-	background_served_at[NODE_INDEX(node)] = now;
-	return true;
-}
-
-/* Whether the oldest task in a node's background queue has waited past its bound */
-static bool
-background_late(u32 node, u64 now)
-{
-	struct bpf_iter_scx_dsq it;
-	struct task_struct *first = NULL;
-	struct task_ctx *tctx = NULL;
-
-	if (!bpf_iter_scx_dsq_new(&it, BACKGROUND_DSQ + node, 0))
-		first = bpf_iter_scx_dsq_next(&it);
-	if (first)
-		tctx = bpf_task_storage_get(&task_ctxs, first, NULL, 0);
-	bpf_iter_scx_dsq_destroy(&it);
-	return tctx && tctx->queued_at && now - tctx->queued_at > background_wait_ns;
-}
-
-static bool
 serve_normal(u32 node, enum ns_stat stat)
 {
 	struct ns_stats *s;
@@ -481,28 +442,8 @@ void		BPF_STRUCT_OPS(ns_dispatch, s32 cpu, struct task_struct *prev)
 
 	count(STAT_DISPATCH);
 
-	/*
-	 * The bound on background work's wait: with n waiting, one is served
-	 * ahead of normal work every background_wait_ns / n, so that the last
-	 * of them runs within background_wait_ns; but by time, a busy CPU gives
-	 * background work at most a fifth of itself, or half while the node's
-	 * oldest background task is past its bound (more of them wait than a
-	 * fifth leaves room for), so that a turn of them all stays short and
-	 * normal work keeps at least as much.  The kernel would give 300 tasks
-	 * at nice 19 beside 4 at nice 0 about half (their weights); a fifth
-	 * alone let a turn of them take 16 s in an emulated guest, near RCU's
-	 * stall timeout, which unloads the scheduler.
-	 */
-	if (waiting > 0 &&
-		now - background_served_at[NODE_INDEX(node)] > background_wait_ns / (u64) waiting &&
-		normal_ns_since_due[c] >= background_ns_since_due[c] * (background_late(node, now) ? 1 : NORMAL_PER_DUE) &&
-		serve_background(node, now, STAT_BACKGROUND_DUE))
-	{
-		normal_ns_since_due[c] = 0;
-		background_ns_since_due[c] = 0;
-		due_running[c] = true;
+	if (waiting > 0 && serve_background_due(c, node, now, waiting))
 		return;
-	}
 	/* normal work whose slice ran out goes on while it is behind what waits here */
 	if (prev_normal && goes_on(prev, node, now))
 		return;
@@ -609,18 +550,9 @@ void		BPF_STRUCT_OPS(ns_stopping, struct task_struct *p, bool runnable)
 	u64			now = bpf_ktime_get_ns();
 	u64			used = tctx && tctx->started_at && tctx->started_at < now ? now - tctx->started_at : 0;
 
-	if (!running_background[c])
-	{
-		normal_ns_since_due[c] += used;
-		if (tctx && tctx->started_at)
-			tctx->vtime = vtime_with_run(tctx, now);
-	}
-	else if (due_running[c])
-	{
-		/* only what was served at the bound: work on a CPU left idle costs normal work nothing */
-		background_ns_since_due[c] += used;
-		due_running[c] = false;
-	}
+	charge_run(c, running_background[c], used);
+	if (!running_background[c] && tctx && tctx->started_at)
+		tctx->vtime = vtime_with_run(tctx, now);
 	running_background[c] = false;
 }
 
