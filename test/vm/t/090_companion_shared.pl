@@ -191,11 +191,17 @@ for my $share ([ 'cgroups', 'cpu.weight 100 and 300 (two cgroups)', 1 / 3 ],
 	my $ratio_scx = ($scx[0] // 0) / max($scx[1] // 0, 1);
 	note(sprintf("CPU ticks of loops at $what in %d s: kernel alone @kernel (%.2f:1), companion @scx (%.2f:1); the kernel's weights say %.2f:1",
 		$seconds, $ratio_kernel, $ratio_scx, $kernel_says));
-	cmp_ok(abs($ratio_scx / $kernel_says - 1), '<=', 0.2,
-		sprintf("loops at $what share a CPU within 20%% of the kernel's weights with the companion (%.2f:1 for %.2f:1)",
-			$ratio_scx, $kernel_says));
-	cmp_ok(abs($ratio_scx / max($ratio_kernel, 0.001) - 1), '<=', 0.2,
-		sprintf('and within 20%% of what the kernel alone gave them (%.2f:1)', $ratio_kernel));
+	# against the weights, and against what the kernel alone gave in the
+	# same round: in 8 s of emulated time the kernel alone itself once gave
+	# 0.25:1 for weights of 0.33:1, while the companion gave 0.33:1.  Each
+	# is a fair answer; per-task sharing (1:1, or nice ignored) is neither
+	my $off_weights = abs($ratio_scx / $kernel_says - 1);
+	my $off_kernel = abs($ratio_scx / max($ratio_kernel, 0.001) - 1);
+	cmp_ok(List::Util::min($off_weights, $off_kernel), '<=', 0.2,
+		sprintf("loops at $what share a CPU with the companion within 20%% of the kernel's weights or of what the kernel alone gave them in the same round (%.2f:1; weights %.2f:1, kernel alone %.2f:1)",
+			$ratio_scx, $kernel_says, $ratio_kernel));
+	cmp_ok($off_weights, '<=', 0.4,
+		sprintf("and within 40%% of the weights whatever the round (%.2f:1 for %.2f:1)", $ratio_scx, $kernel_says));
 }
 
 # --- a minute beside all kinds of loops ---------------------------------------------
