@@ -65,8 +65,13 @@ serve_background(u32 node, u64 now, enum ns_stat stat)
 static bool
 serve_background_due(u32 c, u32 node, u64 now, s32 waiting)
 {
+	u64			normal = normal_ns_since_due[c];
+	u64			background = background_ns_since_due[c];
+
+	/* the queue is walked only where the share hangs on it */
 	if (now - background_served_at[NODE_INDEX(node)] <= background_wait_ns / (u64) waiting ||
-		normal_ns_since_due[c] < background_ns_since_due[c] * (background_late(node, now) ? 1 : NORMAL_PER_DUE) ||
+		normal < background ||
+		(normal < NORMAL_PER_DUE * background && !background_late(node, now)) ||
 		!serve_background(node, now, STAT_BACKGROUND_DUE))
 		return false;
 	normal_ns_since_due[c] = 0;
