@@ -78,7 +78,7 @@ src/scx/numasched_scx.skel.h: src/scx/numasched_scx.bpf.o
 	$(SCX_BPFTOOL) gen skeleton $< name numasched_scx_bpf > $@
 
 # the loader against another libbpf than the system's, unpacked under a root
-# (test/libbpf_sid.sh): its headers, its library and that root's C library
+# (test/libbpf_suite.sh): its headers, its library and that root's C library
 SCX_LIBBPF_ROOT ?=
 ifneq ($(SCX_LIBBPF_ROOT),)
 scx_libdir = $(SCX_LIBBPF_ROOT)/usr/lib/$(shell $(CC) -print-multiarch)
@@ -86,7 +86,8 @@ SCX_LOADER_FLAGS = -I$(SCX_LIBBPF_ROOT)/usr/include -L$(scx_libdir) -Wl,--disabl
 	-Wl,--dynamic-linker=$(scx_libdir)/ld-linux-x86-64.so.2 -Wl,--allow-shlib-undefined
 endif
 
-numasched-scx: src/scx/numasched_scx.c src/scx/numasched_scx.skel.h src/core/ns_topology.o src/core/ns_cpuset.o
+numasched-scx: src/scx/numasched_scx.c src/scx/ns_bandwidth.c src/scx/ns_bandwidth.h src/scx/numasched_scx.skel.h \
+	src/core/ns_topology.o src/core/ns_cpuset.o
 	$(CC) $(CFLAGS) $(CPPFLAGS) -Isrc -Isrc/scx $(SCX_LOADER_FLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -lbpf -o $@
 
 .PHONY: install-plan uninstall-plan install-scx uninstall-scx

@@ -45,6 +45,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/ns_topology.h"
+#include "ns_bandwidth.h"
 
 /* the scheduler's own names for the types of its variables, in the skeleton */
 typedef __u8 u8;
@@ -679,6 +680,7 @@ main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	ns_report_bandwidth_limits(ns_cgroup2_root(), stderr, 10);
 
 	return load_until_stopped(&set);
 }

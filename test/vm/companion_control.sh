@@ -7,12 +7,19 @@
 #     start [LOADER]   loads it (the test then watches /sys/kernel/sched_ext/root/ops)
 #     kill             kills it with SIGKILL, as a crash or an OOM kill would
 #     stop             stops it with SIGTERM, as systemctl stop does
+#     sysrq            unloads it as an operator would (SysRq-S), and waits
+#                      for the loader to exit
+#     (each of these three logs "numasched-scx exited STATUS")
 #     loops N [ext]    N busy loops of another user (nobody), not PostgreSQL's;
 #                      with ext, each switches itself to SCHED_EXT first
 #     job N            N busy loops of another user in a session of their own
 #                      (setsid), as a build started from a login would be
+#     threads BIN N SECONDS  BIN (test/vm/busy_threads.c, built) as another
+#                      user in a session of its own, on node 0's CPUs: N
+#                      threads that never sleep, for SECONDS
 #     cgroups          a busy loop in each of two cpu cgroups (cgroup v2)
-#                      with cpu.weight 100 and 300, both on CPU 0
+#                      with cpu.weight 100 and 300, both on CPU 0, and an
+#                      empty cgroup "limited" with cpu.max 50000 100000
 #     nice             two users' busy loops in one session, at nice 0 and
 #                      nice 10, both on CPU 0
 #     cputime N SECONDS  the CPU time each loop used in SECONDS, into the log
@@ -24,6 +31,11 @@ set -u
 fifo=$1 companion=$2 log=$3
 loader=
 loops=()
+reap() {
+	wait "$loader"
+	echo "numasched-scx exited $?" >>"$log"
+	loader=
+}
 while true; do
 	while read -r command arg1 arg2; do
 		case "$command" in
@@ -31,8 +43,10 @@ while true; do
 				"${arg1:-$companion}" --stats 1 >>"$log" 2>&1 &
 				loader=$!
 				;;
-			kill) [ -n "$loader" ] && kill -KILL "$loader" && wait "$loader" ;;
-			stop) [ -n "$loader" ] && kill -TERM "$loader" && wait "$loader" ;;
+			kill) [ -n "$loader" ] && kill -KILL "$loader" && reap ;;
+			stop) [ -n "$loader" ] && kill -TERM "$loader" && reap ;;
+			# the kernel's own unload: the loader is left to see it and exit
+			sysrq) echo S >/proc/sysrq-trigger && [ -n "$loader" ] && reap ;;
 			loops)
 				for _ in $(seq 1 "$arg1"); do
 					# sched_setscheduler(0, SCHED_EXT, {0}): no privilege needed
@@ -51,6 +65,14 @@ while true; do
 				# the session is the shell's ($!: setsid forks not, as no group leader)
 				loops+=($(pgrep -s "$!" -x perl))
 				;;
+			threads)
+				# arg2 is "N SECONDS"; nobody's RLIMIT_NPROC would stop at
+				# half the kernel's threads-max (8,192 in a 2 GB VM)
+				read -r count seconds <<<"$arg2"
+				setsid bash -c 'ulimit -u $(($2 + 1000)) && exec taskset -c "$(cat /sys/devices/system/node/node0/cpulist)" \
+					setpriv --reuid=nobody --regid=nogroup --clear-groups "$1" "$2" "$3"' _ "$arg1" "$count" "$seconds" >>"$log" 2>&1 &
+				loops+=($!)
+				;;
 			cgroups)
 				cg=/sys/fs/cgroup
 				grep -q "^cgroup2 $cg " /proc/mounts || mount -t cgroup2 none "$cg"
@@ -61,6 +83,7 @@ while true; do
 						--clear-groups perl -e "1 while 1"' _ "$cg/weight$weight" &
 					loops+=($!)
 				done
+				mkdir -p "$cg/limited" && echo "50000 100000" >"$cg/limited/cpu.max"
 				;;
 			nice)
 				# one session for both: the kernel weighs them by nice alone
@@ -87,7 +110,7 @@ while true; do
 				((${#loops[@]})) && kill "${loops[@]}" 2>/dev/null
 				wait "${loops[@]}" 2>/dev/null
 				loops=()
-				for d in /sys/fs/cgroup/weight100 /sys/fs/cgroup/weight300; do
+				for d in /sys/fs/cgroup/weight100 /sys/fs/cgroup/weight300 /sys/fs/cgroup/limited; do
 					[ -d "$d" ] && for _ in 1 2 3 4 5; do rmdir "$d" 2>/dev/null && break; sleep 0.2; done
 				done
 				;;

@@ -6,6 +6,8 @@
 #
 #     bash test/vm/kernel.sh            # Debian 12's kernel (6.1)
 #     bash test/vm/kernel.sh sid        # sid's (sched_ext: CONFIG_SCHED_CLASS_EXT)
+#     bash test/vm/kernel.sh trixie-backports   # Debian 13's newest (sched_ext;
+#                                       # trixie's own 6.12 has none)
 #
 # The version is the one the suite's linux-image-amd64 depends on today, not
 # a wildcard; it moves, and a new one is fetched when it does.
@@ -25,13 +27,13 @@ case "$suite" in
 		depends() { apt-cache depends "$1" 2>/dev/null; }
 		depends linux-image-amd64 | grep 'Depends: linux-image-' >/dev/null || apt-get update -qq
 		;;
-	sid)
+	sid | trixie-backports)
 		. "$(dirname "${BASH_SOURCE[0]}")/../debian_suite.sh"
-		debian_suite_apt "$cache/sid" sid || fail "cannot read Debian's sid from $mirror (see $cache/sid/apt/log)"
+		debian_suite_apt "$cache/$suite" "$suite" || fail "cannot read Debian's $suite from $mirror (see $cache/$suite/apt/log)"
 		apt=(apt-get "${apt_opts[@]}")
 		depends() { apt-cache "${apt_opts[@]}" depends "$1" 2>/dev/null; }
 		;;
-	*) fail "the suite is bookworm or sid, not \"$suite\"" ;;
+	*) fail "the suite is bookworm, sid or trixie-backports, not \"$suite\"" ;;
 esac
 kver=$(depends linux-image-amd64 | sed -n 's/.*Depends: linux-image-\(.*\)/\1/p' | head -1)
 [ -n "$kver" ] || fail "no linux-image-amd64 in Debian's $suite"

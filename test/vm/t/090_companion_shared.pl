@@ -8,7 +8,9 @@
 # 10 in one session, share a CPU as the kernel's weights say; it stays loaded
 # a minute beside them; 300 background tasks each run within the wait
 # bound; a whole node taken offline under load and back has it loaded again
-# (the kernel unloads it at a hotplug and asks for a new load).  Root runs
+# (the kernel unloads it at a hotplug and asks for a new load); it stays
+# loaded beside 10,000 runnable threads of another user for a minute, and an
+# operator's unload (SysRq-S) is not undone.  Root runs
 # the loader, the other user's loops and the hotplug on request
 # (test/vm/companion_control.sh); the answers are the kernel's
 # (/sys/kernel/sched_ext, /proc) and the scheduler's own counters
@@ -20,11 +22,12 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use List::Util qw(max);
 use Time::HiRes qw(time usleep);
+use File::Temp;
 use lib 'test/t';
 use NumaschedTest;
 
 my @nodes = companion_nodes();
-plan skip_all => 'needs the loader built against sid\'s libbpf (COMPANION_SID, test/libbpf_sid.sh)'
+plan skip_all => 'needs the loader built against sid\'s libbpf (COMPANION_SID, test/libbpf_suite.sh)'
   unless $ENV{COMPANION_SID} && -x $ENV{COMPANION_SID};
 
 my $all_cpus = slurp_file('/sys/devices/system/cpu/online') =~ s/\s+//gr;
@@ -98,7 +101,7 @@ sub select_only
 # --- built against sid's libbpf: it loads, schedules and unloads --------------
 my $session = $node->background_psql('postgres');
 my $pid = $session->query_safe('SELECT pg_backend_pid()');
-ok(loaded($ENV{COMPANION_SID}), "numasched-scx built against sid's libbpf loads ($ENV{COMPANION_SID})")
+ok(loaded($ENV{COMPANION_SID}), "numasched-scx built against another libbpf (sid's in the test command) loads ($ENV{COMPANION_SID})")
   or BAIL_OUT('the companion did not load: ' . slurp_file($ENV{COMPANION_LOG}));
 ok(wait_until(sub { slurp_file($ENV{COMPANION_LOG}) =~ /loaded \(libbpf v?1\.([2-9]|\d\d)/ }, 10),
 	"with libbpf 1.2 or later") or diag(slurp_file($ENV{COMPANION_LOG}));
@@ -182,7 +185,13 @@ for my $share ([ 'cgroups', 'cpu.weight 100 and 300 (two cgroups)', 1 / 3 ],
 	companion($command);
 	sleep 1;
 	my @kernel = cputime();
+	my $log_before = length(slurp_file($ENV{COMPANION_LOG}));
 	ok(loaded(), "loaded beside loops at $what");
+	# the cgroups come with a third, empty, limited to half a CPU
+	like(substr(slurp_file($ENV{COMPANION_LOG}), $log_before),
+		qr{^numasched-scx: /sys/fs/cgroup/limited: cpu\.max 50000 100000 will not apply}m,
+		'the loader says which cgroup has a cpu.max it will not keep')
+	  if $command eq 'cgroups';
 	sleep 1;
 	my @scx = cputime();
 	ok(unloaded(), 'unloaded');
@@ -291,8 +300,57 @@ ok(@thrown && !grep({ !/cpu \d+ going (offline|online)/ } @thrown), 'the kernel 
 companion('monitor');
 ok(wait_until(sub { slurp_file($ENV{COMPANION_LOG}) =~ /^monitor:\nnumasched-scx: woke on its idle previous CPU \d+.*looked for work \d+/m }, 10),
 	'numasched-scx --monitor reads the counters of the loader that runs');
-ok(unloaded(), 'and it unloads');
 note('companion: ' . counters()->{line});
+
+# --- 10,000 runnable threads of another user on one node's CPUs for 60 s, as
+# a runaway job's: the kernel's watchdog unloads a scheduler that leaves any
+# task runnable 30 s; the slice shrinks with the queue (to a fifth), so each
+# waits about 5,000 x 1 ms a round. PostgreSQL still answers ---------------------
+my $nthreads = $ENV{SHARED_THREADS} || 10_000;
+my $threads_dir = File::Temp::tempdir(CLEANUP => 1);
+chmod 0755, $threads_dir;
+system('cc', '-O2', '-pthread', '-o', "$threads_dir/busy_threads", 'test/vm/busy_threads.c') == 0
+  or BAIL_OUT('could not build test/vm/busy_threads.c');
+my $unloads = sub { scalar(() = slurp_file($ENV{COMPANION_LOG}) =~ /the kernel unloaded the scheduler/g) };
+my $unloads_before = $unloads->();
+companion("threads $threads_dir/busy_threads $nthreads 60");
+my ($most_runnable, $not_loaded, $answered_in) = (0, 0);
+my $threads_end = time() + 60;
+while (time() < $threads_end)
+{
+	my ($runnable) = slurp_file('/proc/loadavg') =~ m{ (\d+)/\d+ };
+	$most_runnable = max($most_runnable, $runnable // 0);
+	$not_loaded++ if sched_ext_ops() ne 'numasched';
+	if (!defined $answered_in && time() > $threads_end - 30)
+	{
+		my $asked = time();
+		$node->safe_psql('postgres', 'SELECT 1');
+		$answered_in = time() - $asked;
+	}
+	sleep 1;
+}
+cmp_ok($most_runnable, '>=', 0.9 * $nthreads,
+	"another user's $nthreads threads runnable at once (/proc/loadavg: at most $most_runnable)");
+ok($not_loaded == 0 && $unloads->() == $unloads_before, 'for 60 s, and the companion stayed loaded')
+  or diag(slurp_file($ENV{COMPANION_LOG}));
+ok(defined $answered_in, sprintf('PostgreSQL answered meanwhile (SELECT 1 in %.1f s)', $answered_in // -1));
+ok(wait_until(sub { slurp_file($ENV{COMPANION_LOG}) =~ /^busy_threads: $nthreads of $nthreads started$/m }, 30),
+	'every thread had started') or diag(slurp_file($ENV{COMPANION_LOG}));
+companion('stoploops');
+
+# --- an operator's unload (SysRq-S) is not undone: the loader exits 0, which
+# the unit's Restart=on-failure leaves alone, and loads nothing again ---------
+my $before_sysrq = length(slurp_file($ENV{COMPANION_LOG}));
+my $since_sysrq = sub { substr(slurp_file($ENV{COMPANION_LOG}), $before_sysrq) };
+companion('sysrq');
+ok(wait_until(sub { sched_ext_ops() eq '' }, 60), 'SysRq-S unloads it');
+ok(wait_until(sub { $since_sysrq->() =~ /^numasched-scx exited \d+$/m }, 30)
+	  && $since_sysrq->() =~ /^numasched-scx exited 0$/m
+	  && $since_sysrq->() =~ /unloaded as asked: not loading it again/,
+	'the loader says it was unloaded as asked and exits 0')
+  or diag($since_sysrq->());
+sleep 2;
+is(sched_ext_ops(), '', 'and nothing loads it again');
 
 $node->stop;
 done_testing();
