@@ -16,6 +16,7 @@
 #     bash test/debian13.sh
 #     bash test/debian13.sh --prepare   # only download and make the base root
 #     bash test/debian13.sh --demo      # the README's first command, whole, in the root
+#     bash test/debian13.sh --test      # the README's second command, whole, in the root
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -75,6 +76,13 @@ echo "-- trixie: $(in_root '. /etc/os-release; echo "$PRETTY_NAME"'), kernel $(u
 if [ "${1:-}" = --demo ]; then
 	echo "-- the README's first command, whole: bash bench/demo.sh"
 	in_root 'cd /src/numasched && bash bench/demo.sh'
+	exit
+fi
+if [ "${1:-}" = --test ]; then
+	# a clone's, with its history: make dist and the release check read git
+	echo "-- the README's second command, whole: bash test/run.sh"
+	cp -a "$top/.git" "$root/src/numasched/.git"
+	in_root 'cd /src/numasched && bash test/run.sh'
 	exit
 fi
 echo "-- the README's way: bash test/deps.sh build, make, make install"
