@@ -70,6 +70,17 @@ def have_postgres():
     return shutil.which("pg_config") is not None and (os.getuid() != 0 or shutil.which("runuser"))
 
 
+def suite_pg_config():
+    """The pg_config of the suite's own PostgreSQL (15 on Debian 12, 17 on
+    Debian 13): Debian's pg_config on PATH names the server it builds for."""
+    try:
+        bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "pg_config"
+    return os.path.join(bindir, "pg_config")
+
+
 @unittest.skipUnless(have_postgres(), "needs PostgreSQL")
 
 
@@ -153,7 +164,7 @@ DRIVERS = ("acpi-cpufreq", "intel_pstate", "amd-pstate-epp", "per-policy", "none
 def run_tuned(root, tmp, port, **popen):
     """A 30 s baseline run --tune of the tree at root, in the background."""
     return subprocess.Popen([sys.executable, ENTRY, "run", "--tune",
-                             "--sysfs", root, "--pg-config", "/usr/lib/postgresql/15/bin/pg_config",
+                             "--sysfs", root, "--pg-config", suite_pg_config(),
                              "--config", "baseline", "--runs", "1", "--duration", "30", "--warmup", "0",
                              "--scale", "1", "--clients", "1", "--port", str(port),
                              "--out", os.path.join(tmp, "out")], **popen)

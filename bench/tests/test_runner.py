@@ -54,7 +54,7 @@ class WithServers(unittest.TestCase):
         out = os.path.join(self.tmp, "smoke")
         # pinned: the server on CPU 1 with its memory on node 0, pgbench on CPU 0
         pin = len(os.sched_getaffinity(0)) >= 2
-        rc = cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "1",
+        rc = cli.main(["run", "--pg-config", support.suite_pg_config(), "--warmup", "1",
                       "--pgbench-args", "-M prepared"]
                      + (["--server-numactl", "--physcpubind=1 --membind=0", "--pgbench-cpus", "0"] if pin else []) + [
                       "--config", "a=baseline", "--config", "b=numasched", "--runs", "2", "--restart-each-round",
@@ -164,7 +164,7 @@ def run_in_tmp(test, args):
     os.chmod(tmp, 0o755)
     test.addCleanup(shutil.rmtree, tmp, True)
     out = os.path.join(tmp, "out")
-    test.assertEqual(cli.main(["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--warmup", "0"]
+    test.assertEqual(cli.main(["run", "--pg-config", support.suite_pg_config(), "--warmup", "0"]
                               + args + ["--out", out]), 0)
     with open(os.path.join(out, "results.json")) as f:
         doc = json.load(f)

@@ -47,7 +47,7 @@ class NumaBalancing(unittest.TestCase):
     def test_run_refuses_a_kernel_without_it(self):
         with self.assertRaisesRegex(common.UsageError, "--numa-balancing: this kernel has no"):
             runner.cmd_run(cli.build_parser().parse_args(
-                ["run", "--pg-config", "/usr/lib/postgresql/15/bin/pg_config", "--config", "baseline",
+                ["run", "--pg-config", support.suite_pg_config(), "--config", "baseline",
                  "--numa-balancing", "off", "--out", self.dir]))
 
 
