@@ -66,6 +66,12 @@ done
 mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm" && mounted+=("$root/dev/shm")
 mount --bind "$cache/archives" "$root/var/cache/apt/archives" && mounted+=("$root/var/cache/apt/archives")
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# the machine's own settings for reaching its registry, which are not the
+# suite's userland: a mirror that serves a snapshot of the suites needs
+# Check-Valid-Until off, or sid's and experimental's Release files "expired"
+# (test/pg_major.sh, test/vm/kernel.sh sid) in the root while the host reads them
+apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' \
+	>"$root/etc/apt/apt.conf.d/99numasched-host" || true
 # the tree as a checkout has it: what git tracks
 mkdir -p "$root/src/numasched"
 git -C "$top" ls-files -z | tar -C "$top" --null -T - -cf - | tar -C "$root/src/numasched" -xf -
