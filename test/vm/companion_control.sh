@@ -36,6 +36,33 @@ reap() {
 	echo "numasched-scx exited $?" >>"$log"
 	loader=
 }
+# a shell's background jobs, all started: written by the shell into FILE
+# (started FILE), read by this one (pids_of FILE) once there, as an exec'd
+# loop keeps its pid.  Asking pgrep a second later missed the slower ones
+started() { echo $(jobs -p) >"$1.part" && mv "$1.part" "$1"; }
+export -f started
+pids_of() {
+	for _ in $(seq 1 300); do [ -s "$1" ] && break; sleep 0.1; done
+	cat "$1" && rm -f "$1"
+}
+# after SIGTERM, where the loader is still there in 30 s: what it and the
+# kernel are doing, for the test's log (an unload takes 0.2 to 1.2 s here;
+# once, in CI, over 60 s)
+stopping() {
+	for _ in $(seq 1 300); do
+		kill -0 "$loader" 2>/dev/null && [ "$(cat "/proc/$loader/stat" 2>/dev/null | awk '{ print $3 }')" != Z ] || return 0
+		sleep 0.1
+	done
+	{
+		echo "stop: numasched-scx still runs 30 s after SIGTERM; sched_ext $(cat /sys/kernel/sched_ext/state), ops '$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)'"
+		echo "stop: its state: $(awk '/^State:/ { print $2, $3 }' "/proc/$loader/status"); its kernel stack:"
+		cat "/proc/$loader/stack"
+		echo "stop: the tasks that are not sleeping:"
+		ps -eLo pid,tid,cls,ni,stat,psr,wchan:32,comm | awk 'NR == 1 || $5 !~ /^[SI]/'
+		echo "stop: the kernel's last lines:"
+		dmesg | tail -n 40
+	} >>"$log" 2>&1
+}
 while true; do
 	while read -r command arg1 arg2; do
 		case "$command" in
@@ -44,7 +71,7 @@ while true; do
 				loader=$!
 				;;
 			kill) [ -n "$loader" ] && kill -KILL "$loader" && reap ;;
-			stop) [ -n "$loader" ] && kill -TERM "$loader" && reap ;;
+			stop) [ -n "$loader" ] && kill -TERM "$loader" && stopping && reap ;;
 			# the kernel's own unload: the loader is left to see it and exit
 			sysrq) echo S >/proc/sysrq-trigger && [ -n "$loader" ] && reap ;;
 			loops)
@@ -58,12 +85,10 @@ while true; do
 				;;
 			job)
 				# one session (one autogroup) for all of them, as one build's
-				setsid setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c \
-					'for _ in $(seq 1 "$1"); do perl -e "1 while 1" & done; wait' _ "$arg1" &
-				loops+=($!)
-				sleep 1
-				# the session is the shell's ($!: setsid forks not, as no group leader)
-				loops+=($(pgrep -s "$!" -x perl))
+				setsid bash -c 'for _ in $(seq 1 "$1"); do
+						setpriv --reuid=nobody --regid=nogroup --clear-groups perl -e "1 while 1" &
+					done; started "$2"; wait' _ "$arg1" "$log.job" &
+				loops+=($! $(pids_of "$log.job"))
 				;;
 			threads)
 				# arg2 is "N SECONDS"; nobody's RLIMIT_NPROC would stop at
@@ -89,10 +114,8 @@ while true; do
 				# one session for both: the kernel weighs them by nice alone
 				setsid bash -c 'taskset -c 0 setpriv --reuid=nobody --regid=nogroup --clear-groups perl -e "1 while 1" &
 					taskset -c 0 setpriv --reuid=daemon --regid=daemon --clear-groups nice -n 10 perl -e "1 while 1" &
-					echo $(jobs -p) >"$1"; wait' _ "$log.nice" &
-				loops+=($!)
-				sleep 1
-				loops+=($(cat "$log.nice"))
+					started "$1"; wait' _ "$log.nice" &
+				loops+=($! $(pids_of "$log.nice"))
 				;;
 			cputime)
 				# utime + stime of each loop (not the shells around them), twice
