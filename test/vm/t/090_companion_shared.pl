@@ -305,7 +305,8 @@ ok(@thrown && !grep({ !/cpu \d+ going (offline|online)/ } @thrown), 'the kernel 
   or diag(join("\n", @thrown));
 companion('monitor');
 ok(wait_until(sub { slurp_file($ENV{COMPANION_LOG}) =~ /^monitor:\nnumasched-scx: woke on its idle previous CPU \d+.*looked for work \d+/m }, 10),
-	'numasched-scx --monitor reads the counters of the loader that runs');
+	'numasched-scx --monitor reads the counters of the loader that runs')
+  or diag(slurp_file($ENV{COMPANION_LOG}));
 note('companion: ' . counters()->{line});
 
 # --- SHARED_THREADS (10,000, by hand) runnable threads of another user on
