@@ -6,7 +6,9 @@
 #
 #     start [LOADER]   loads it (the test then watches /sys/kernel/sched_ext/root/ops)
 #     kill             kills it with SIGKILL, as a crash or an OOM kill would
-#     stop             stops it with SIGTERM, as systemctl stop does
+#     stop             stops it with SIGTERM, as systemctl stop does (still
+#                      there 30 s later: its stack, the running tasks and the
+#                      kernel's last lines into the log, lines "stop: ...")
 #     sysrq            unloads it as an operator would (SysRq-S), and waits
 #                      for the loader to exit
 #     (each of these three logs "numasched-scx exited STATUS")
@@ -50,7 +52,7 @@ pids_of() {
 # once, in CI, over 60 s)
 stopping() {
 	for _ in $(seq 1 300); do
-		kill -0 "$loader" 2>/dev/null && [ "$(cat "/proc/$loader/stat" 2>/dev/null | awk '{ print $3 }')" != Z ] || return 0
+		[ "$(awk '{ print $3 }' "/proc/$loader/stat" 2>/dev/null)" = Z ] || [ ! -e "/proc/$loader" ] && return 0
 		sleep 0.1
 	done
 	{
